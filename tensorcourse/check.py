@@ -1,0 +1,151 @@
+"""Feedback for exercises: compare a learner's answer with the expected one.
+
+Test cells use them under ``assert`` (a test cell never ends in a bare
+expression, which nbgrader would read as partial credit)::
+
+    assert tc.check.same_tensor(outer_sum(a, b), a[:, None] + b[None, :], name="outer_sum(a, b)")
+
+Each checker returns ``True`` when the answer is right and otherwise raises
+``AssertionError`` with the learner's result shown next to the expected one,
+so the message says *what* is wrong (type, shape, dtype, device, values), not
+only *that* it is wrong. Types are checked exactly: an object that merely claims
+to be equal (a lying ``__eq__``) or a NumPy array where a tensor is asked for
+does not pass.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import torch
+
+__all__ = ["same_tensor", "same_value", "raises", "summarize"]
+
+
+def summarize(x: Any, max_chars: int = 300) -> str:
+    """A short, one-paragraph rendering of ``x`` for feedback messages."""
+    if isinstance(x, torch.Tensor):
+        head = f"tensor of shape {tuple(x.shape)}, dtype {x.dtype}, device {x.device}"
+        if x.numel() == 0 or x.layout != torch.strided:
+            return head
+        with torch.no_grad():
+            body = repr(x.detach().cpu())
+        body = " ".join(body.split())
+        if len(body) > max_chars:
+            body = body[: max_chars - 5] + " ...)"
+        return f"{head}: {body}"
+    text = repr(x)
+    return text if len(text) <= max_chars else text[: max_chars - 3] + "..."
+
+
+def _fail(name: str, problem: str, actual: Any, expected: Any) -> AssertionError:
+    return AssertionError(
+        f"{name}: {problem}\n  yours:    {summarize(actual)}\n  expected: {summarize(expected)}"
+    )
+
+
+def same_tensor(
+    actual: Any,
+    expected: torch.Tensor,
+    *,
+    name: str = "result",
+    rtol: float | None = None,
+    atol: float | None = None,
+    check_dtype: bool = True,
+    check_device: bool = True,
+) -> bool:
+    """``actual`` is a ``torch.Tensor`` with ``expected``'s shape, dtype, device and values.
+
+    Floating-point values are compared with ``torch.allclose`` (``rtol``/``atol``
+    default to torch's own defaults); other dtypes exactly. NaNs in the same places
+    count as equal.
+    """
+    if not isinstance(expected, torch.Tensor):
+        raise TypeError("same_tensor(actual, expected): `expected` must be a torch.Tensor")
+    if type(actual) is not torch.Tensor and not isinstance(actual, torch.nn.Parameter):
+        raise _fail(name, f"expected a torch.Tensor, got {type(actual).__name__}", actual, expected)
+    if actual.shape != expected.shape:
+        raise _fail(name, f"wrong shape {tuple(actual.shape)} (expected "
+                    f"{tuple(expected.shape)})", actual, expected)
+    if check_dtype and actual.dtype != expected.dtype:
+        raise _fail(name, f"wrong dtype {actual.dtype} (expected {expected.dtype})",
+                    actual, expected)
+    if check_device and actual.device != expected.device:
+        raise _fail(name, f"wrong device {actual.device} (expected {expected.device})",
+                    actual, expected)
+    a = actual.detach().cpu()
+    e = expected.detach().cpu()
+    if a.dtype != e.dtype:
+        a, e = a.to(torch.promote_types(a.dtype, e.dtype)), e.to(torch.promote_types(a.dtype, e.dtype))
+    if a.is_floating_point() or a.is_complex():
+        kwargs = {k: v for k, v in (("rtol", rtol), ("atol", atol)) if v is not None}
+        ok = torch.allclose(a, e, equal_nan=True, **kwargs)
+        close = torch.isclose(a, e, equal_nan=True, **kwargs)
+    else:
+        ok = torch.equal(a, e)
+        close = a == e
+    if not ok:
+        bad = (~close).nonzero()
+        where = tuple(bad[0].tolist()) if len(bad) else ()
+        detail = (f"{len(bad)} of {a.numel()} values differ; first at index {where}: "
+                  f"yours {a[where].item()!r}, expected {e[where].item()!r}") if a.dim() else \
+                 "the value differs"
+        raise _fail(name, detail, actual, expected)
+    return True
+
+
+def same_value(actual: Any, expected: Any, *, name: str = "answer") -> bool:
+    """``actual`` has exactly ``expected``'s type and compares equal to it.
+
+    Use for predictions (``torch.dtype``, ``bool``, ``tuple`` of ints, ``str``...).
+    ``True`` does not pass for ``1``, and a tuple does not pass for a list.
+    Containers are checked element by element, so the message points at the
+    first wrong entry.
+    """
+    if type(actual) is not type(expected):
+        raise _fail(name, f"expected a value of type {type(expected).__name__}, "
+                    f"got {type(actual).__name__}", actual, expected)
+    if isinstance(expected, dict):
+        missing = [k for k in expected if k not in actual]
+        extra = [k for k in actual if k not in expected]
+        if missing or extra:
+            raise _fail(name, f"keys differ: missing {missing}, unexpected {extra}",
+                        actual, expected)
+        for key in expected:
+            same_value(actual[key], expected[key], name=f"{name}[{key!r}]")
+        return True
+    if isinstance(expected, (list, tuple)):
+        if len(actual) != len(expected):
+            raise _fail(name, f"length {len(actual)} (expected {len(expected)})",
+                        actual, expected)
+        for i, (a, e) in enumerate(zip(actual, expected)):
+            same_value(a, e, name=f"{name}[{i}]")
+        return True
+    if isinstance(expected, torch.Tensor):
+        return same_tensor(actual, expected, name=name)
+    equal = actual == expected
+    if not isinstance(equal, bool) or not equal:
+        raise _fail(name, "wrong value", actual, expected)
+    return True
+
+
+def raises(
+    exception: type[BaseException],
+    fn: Callable[[], Any],
+    *,
+    name: str = "call",
+    match: str | None = None,
+) -> bool:
+    """Calling ``fn()`` raises ``exception`` (whose message contains ``match``, if given)."""
+    try:
+        result = fn()
+    except exception as err:
+        if match is not None and match not in str(err):
+            raise AssertionError(f"{name}: raised {type(err).__name__} as expected, but its "
+                                 f"message does not mention {match!r}: {err}") from None
+        return True
+    except Exception as err:  # noqa: BLE001 - report any other exception as the wrong one
+        raise AssertionError(f"{name}: expected {exception.__name__}, got "
+                             f"{type(err).__name__}: {err}") from None
+    raise AssertionError(f"{name}: expected {exception.__name__}, but it returned "
+                         f"{summarize(result)}")
