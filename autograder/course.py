@@ -1,0 +1,105 @@
+"""Where the course lives on disk, and the nbgrader configuration every step shares.
+
+The repository is an nbgrader course whose *source* directory is ``solutions/``
+(instructor notebooks: solutions and hidden tests, the source of truth) and whose
+*release* directory is ``notebooks/`` (what learners get, generated and
+committed). Grading never happens inside the repository: submissions, autograded
+copies, feedback and the gradebook live in a working folder (``.grading/`` by
+default, ignored by git).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from traitlets.config import Config
+
+from .execute import SurvivingExecute
+
+REPO = Path(__file__).resolve().parent.parent
+SOLUTIONS = REPO / "solutions"
+NOTEBOOKS = REPO / "notebooks"
+DEFAULT_WORKDIR = REPO / ".grading"
+
+# Assignments are ordered by a two-digit prefix and named for what they teach.
+ASSIGNMENT_NAME = re.compile(r"^\d\d-[a-z0-9]+(?:-[a-z0-9]+)*$")
+
+# Seconds a single cell may run during autograding before it is interrupted and
+# scored as an error. The slowest solution cell in the course takes a few seconds
+# on a 2-core CPU; 60 s leaves room for slow machines without letting an infinite
+# loop hold the whole class's grading for long.
+DEFAULT_CELL_TIMEOUT = 60
+
+# stderr output in a test cell makes nbgrader score it 0. Warnings (deprecations in
+# torch or matplotlib, a learner touching `.grad` of a non-leaf) are not failures:
+# strip stderr blocks that are warnings. Real failures are exceptions, which nbgrader
+# records as error outputs, not stderr, so they still score 0.
+WARNING_PATTERN = r"(Warning|warnings\.warn)"
+
+# The stub learners see in place of a solution. Kept close to nbgrader's default so
+# nbgrader's own tooling recognises it, with a hint of what to do.
+CODE_STUB = "# YOUR CODE HERE\nraise NotImplementedError()"
+
+
+class CourseError(Exception):
+    """A problem the user can fix; the message says how. The CLI prints it without a traceback."""
+
+
+def assignments() -> list[str]:
+    """All assignment names in ``solutions/``, in course order."""
+    if not SOLUTIONS.is_dir():
+        raise CourseError(f"No solutions/ folder at {SOLUTIONS}: run from a course checkout.")
+    return sorted(p.name for p in SOLUTIONS.iterdir()
+                  if p.is_dir() and ASSIGNMENT_NAME.match(p.name))
+
+
+def resolve_assignments(names: list[str] | None) -> list[str]:
+    """Validate user-given assignment names (or return all of them)."""
+    known = assignments()
+    if not names:
+        return known
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise CourseError(f"Unknown assignment(s) {', '.join(unknown)}. "
+                          f"Known: {', '.join(known) or '(none)'}.")
+    return list(names)
+
+
+def notebook_names(assignment: str) -> list[str]:
+    """The notebooks (without ``.ipynb``) of one assignment."""
+    return sorted(p.stem for p in (SOLUTIONS / assignment).glob("*.ipynb"))
+
+
+def base_config(root: Path, *, release: Path, db: Path | None,
+                cell_timeout: int = DEFAULT_CELL_TIMEOUT) -> Config:
+    """nbgrader configuration for a course rooted at ``root`` with sources in ``solutions/``."""
+    c = Config()
+    c.CourseDirectory.root = str(root)
+    c.CourseDirectory.source_directory = str(SOLUTIONS)
+    c.CourseDirectory.release_directory = str(release)
+    if db is not None:
+        c.CourseDirectory.db_url = f"sqlite:///{db}"
+    c.ClearSolutions.code_stub = {"python": CODE_STUB}
+    # Execution during autograding: deliberate per-cell timeout, interrupt (not kill)
+    # on timeout so the rest of the notebook still runs, and survive a dying kernel.
+    c.Execute.timeout = cell_timeout
+    c.Execute.interrupt_on_timeout = True
+    c.IgnorePattern.enabled = True
+    c.IgnorePattern.pattern = WARNING_PATTERN
+    # A learner who deletes a test cell still gets it run (and scored) from the gradebook.
+    c.OverwriteCells.add_missing_cells = True
+    from nbconvert.preprocessors import ClearMetadataPreprocessor
+    from nbgrader.preprocessors import (
+        AssignLatePenalties,
+        CheckCellMetadata,
+        IgnorePattern,
+        LimitOutput,
+        SaveAutoGrades,
+    )
+
+    c.Autograde.autograde_preprocessors = [
+        SurvivingExecute, IgnorePattern, ClearMetadataPreprocessor, LimitOutput,
+        SaveAutoGrades, AssignLatePenalties, CheckCellMetadata,
+    ]
+    return c

@@ -1,0 +1,64 @@
+"""Shared helpers for the course tests: where notebooks are, and how to make submissions."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import nbformat
+
+REPO = Path(__file__).resolve().parent.parent
+SOLUTIONS = REPO / "solutions"
+NOTEBOOKS = REPO / "notebooks"
+
+
+def assignments() -> list[str]:
+    from autograder.course import assignments as _assignments
+
+    return _assignments()
+
+
+def solution_path(assignment: str) -> Path:
+    return SOLUTIONS / assignment / f"{assignment}.ipynb"
+
+
+def release_path(assignment: str) -> Path:
+    return NOTEBOOKS / assignment / f"{assignment}.ipynb"
+
+
+def read(path: Path) -> nbformat.NotebookNode:
+    return nbformat.read(path, as_version=4)
+
+
+def nbgrader_meta(cell) -> dict:
+    return cell.get("metadata", {}).get("nbgrader", {})
+
+
+def is_solution(cell) -> bool:
+    return bool(nbgrader_meta(cell).get("solution"))
+
+
+def is_test(cell) -> bool:
+    meta = nbgrader_meta(cell)
+    return bool(meta.get("grade")) and not meta.get("solution") and cell.cell_type == "code"
+
+
+def exercises(nb) -> list[tuple[int, int]]:
+    """(solution cell index, test cell index) pairs: each solution is graded by the next test cell."""
+    pairs = []
+    for i, cell in enumerate(nb.cells):
+        if is_solution(cell) and cell.cell_type == "code":
+            j = next((k for k in range(i + 1, len(nb.cells)) if is_test(nb.cells[k])), None)
+            if j is not None:
+                pairs.append((i, j))
+    return pairs
+
+
+def with_replacements(nb, replacements: dict[str, str]) -> nbformat.NotebookNode:
+    """A copy of ``nb`` whose cells with the given grade_ids have new sources."""
+    out = copy.deepcopy(nb)
+    for cell in out.cells:
+        gid = nbgrader_meta(cell).get("grade_id")
+        if gid in replacements:
+            cell.source = replacements[gid]
+    return out
