@@ -24,8 +24,8 @@ SECRET_MARKERS = ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END H
 
 
 def _run_nbgrader(assignment: str, release_root: Path) -> None:
-    from nbgrader.coursedir import CourseDirectory
     from nbgrader.converters import GenerateAssignment
+    from nbgrader.coursedir import CourseDirectory
 
     config = base_config(release_root, release=release_root, db=None)
     config.GenerateAssignment.no_database = True

@@ -46,11 +46,11 @@ def _zero_ungraded(workdir: Path, assignment: str, student: str) -> None:
     from nbgrader.api import Gradebook, MissingEntry
 
     with Gradebook(db_url(workdir)) as gb:
+        gb.update_or_create_student(student)
         try:
             submission = gb.find_submission(assignment, student)
         except MissingEntry:
-            gb.add_submission(assignment, student)
-            submission = gb.find_submission(assignment, student)
+            submission = gb.add_submission(assignment, student)
         for notebook in submission.notebooks:
             for grade in notebook.grades:
                 if grade.auto_score is None and grade.manual_score is None:
@@ -82,7 +82,10 @@ def grade(submissions: Path, workdir: Path, assignments: list[str],
     results = []
     for student, assignment in found.pairs:
         log.info("Grading %s / %s", student, assignment)
-        outcome = api.autograde(assignment, student, force=True, create=True)
+        try:
+            outcome = api.autograde(assignment, student, force=True, create=True)
+        except Exception as err:  # noqa: BLE001 - one submission must never stop the others
+            outcome = {"success": False, "log": f"Error: {type(err).__name__}: {err}"}
         problem = ""
         if not outcome["success"]:
             problem = (f"{student}/{assignment}: nbgrader could not grade it "

@@ -10,7 +10,6 @@ import torch
 import tensorcourse as tc
 from tensorcourse import check, timing
 
-
 # ---- device -----------------------------------------------------------------------------------
 
 def test_pick_device_matches_cuda_availability(monkeypatch):

@@ -1,0 +1,188 @@
+"""The real nbgrader pipeline (python -m autograder) on fixture submissions.
+
+Like nbgrader's own tests: build submissions, run the command a teacher runs,
+and check the scores recorded in the gradebook and the exported CSV.
+
+Fixture students, for every assignment:
+  full-marks  the instructor solution             -> every graded cell full
+  untouched   the student notebook as released    -> every graded cell 0
+  mistaken    each exercise's first wrong variant -> every graded cell below full
+and, for the first assignment only (they test the pipeline, not the content):
+  no-tests    full solution with a test cell deleted        -> still graded, full
+  loops       an exercise replaced by an infinite loop      -> that exercise 0, rest full
+  exits       an exercise calls os._exit(1) (kernel dies)   -> earlier full, later 0, recorded
+  garbled     not a notebook at all                        -> 0, reported, others unaffected
+  zipped      full solution submitted as <student>.zip      -> full
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from autograder.grading import cell_scores
+from course import REPO, assignments, exercises, nbgrader_meta, read, release_path, solution_path, \
+    with_replacements
+from wrong_answers import wrong_answers
+
+pytestmark = pytest.mark.slow
+ALL = assignments()
+FIRST = ALL[0]
+CELL_TIMEOUT = 15
+
+
+def _tests_of(assignment: str) -> list[str]:
+    sol = read(solution_path(assignment))
+    return [nbgrader_meta(sol.cells[t])["grade_id"] for _, t in exercises(sol)]
+
+
+def _answers_of(assignment: str) -> list[str]:
+    sol = read(solution_path(assignment))
+    return [nbgrader_meta(sol.cells[s])["grade_id"] for s, _ in exercises(sol)]
+
+
+def _write(nb, folder: Path, student: str, assignment: str) -> None:
+    path = folder / student / assignment / f"{assignment}.ipynb"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, path)
+
+
+def _digest(folder: Path) -> dict[str, str]:
+    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    subs = tmp_path_factory.mktemp("submissions")
+    workdir = tmp_path_factory.mktemp("grading")
+    for a in ALL:
+        sol, rel = read(solution_path(a)), read(release_path(a))
+        _write(sol, subs, "full-marks", a)
+        _write(rel, subs, "untouched", a)
+        table = wrong_answers(a)
+        _write(with_replacements(rel, {gid: table[gid][0][1] for gid in _answers_of(a) if gid in table}),
+               subs, "mistaken", a)
+    sol = read(solution_path(FIRST))
+    answers = _answers_of(FIRST)
+    no_tests = nbformat.from_dict(dict(sol))
+    deleted = _tests_of(FIRST)[0]
+    no_tests.cells = [c for c in sol.cells if nbgrader_meta(c).get("grade_id") != deleted]
+    _write(no_tests, subs, "no-tests", FIRST)
+    _write(with_replacements(sol, {answers[2]: "while True:\n    pass\n"}), subs, "loops", FIRST)
+    _write(with_replacements(sol, {answers[2]: "import os\nos._exit(1)\n"}), subs, "exits", FIRST)
+    garbled = subs / "garbled" / FIRST / f"{FIRST}.ipynb"
+    garbled.parent.mkdir(parents=True)
+    garbled.write_text("{ this is not json")
+    with zipfile.ZipFile(subs / "zipped.zip", "w") as zf:
+        zf.writestr(f"{FIRST}/{FIRST}.ipynb", nbformat.writes(sol))
+    before = _digest(subs)
+    run = subprocess.run([sys.executable, "-m", "autograder", "grade", str(subs), "--workdir",
+                          str(workdir), "--timeout", str(CELL_TIMEOUT)],
+                         cwd=REPO, capture_output=True, text=True, timeout=3000)
+    return {"subs": subs, "workdir": workdir, "run": run, "before": before}
+
+
+def _scores(graded, assignment, student):
+    return cell_scores(graded["workdir"], assignment, student)
+
+
+def test_grade_command_succeeds_and_reports_problems(graded):
+    run = graded["run"]
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "garbled" in run.stdout and "not a readable notebook" in run.stdout
+    assert "kernel died" in run.stdout
+
+
+def test_submissions_are_never_modified(graded):
+    assert _digest(graded["subs"]) == graded["before"]
+
+
+@pytest.mark.parametrize("assignment", ALL)
+def test_solution_scores_full_marks(graded, assignment):
+    scores = _scores(graded, assignment, "full-marks")
+    assert set(scores) == set(_tests_of(assignment))
+    assert all(s == m for s, m in scores.values()), scores
+
+
+@pytest.mark.parametrize("assignment", ALL)
+def test_untouched_release_scores_zero_everywhere(graded, assignment):
+    scores = _scores(graded, assignment, "untouched")
+    assert scores and all(s == 0 for s, _ in scores.values()), scores
+
+
+@pytest.mark.parametrize("assignment", ALL)
+def test_wrong_answers_score_below_full(graded, assignment):
+    scores = _scores(graded, assignment, "mistaken")
+    assert all(s < m for s, m in scores.values()), scores
+
+
+def test_deleted_test_cell_is_restored_and_graded(graded):
+    scores = _scores(graded, FIRST, "no-tests")
+    assert set(scores) == set(_tests_of(FIRST))
+    assert all(s == m for s, m in scores.values()), scores
+
+
+def test_infinite_loop_is_interrupted(graded):
+    scores = _scores(graded, FIRST, "loops")
+    tests = _tests_of(FIRST)
+    assert scores[tests[2]][0] == 0
+    assert all(scores[t][0] == scores[t][1] for t in tests if t != tests[2]), scores
+
+
+def test_dead_kernel_still_records_a_grade(graded):
+    scores = _scores(graded, FIRST, "exits")
+    tests = _tests_of(FIRST)
+    assert all(scores[t][0] == scores[t][1] for t in tests[:2]), scores
+    assert all(scores[t][0] == 0 for t in tests[2:]), scores
+
+
+def test_unreadable_notebook_scores_zero(graded):
+    scores = _scores(graded, FIRST, "garbled")
+    assert scores and all(s == 0 for s, _ in scores.values())
+
+
+def test_zip_submission_is_graded(graded):
+    scores = _scores(graded, FIRST, "zipped")
+    assert all(s == m for s, m in scores.values()), scores
+
+
+def test_feedback_and_export(graded):
+    workdir = graded["workdir"]
+    fb = subprocess.run([sys.executable, "-m", "autograder", "feedback", "--workdir", str(workdir)],
+                        cwd=REPO, capture_output=True, text=True)
+    assert fb.returncode == 0, fb.stdout + fb.stderr
+    html = workdir / "feedback" / "mistaken" / FIRST / f"{FIRST}.html"
+    assert html.is_file() and "AssertionError" in html.read_text()
+    out = workdir / "grades.csv"
+    ex = subprocess.run([sys.executable, "-m", "autograder", "export", "--workdir", str(workdir),
+                         "--output", str(out)], cwd=REPO, capture_output=True, text=True)
+    assert ex.returncode == 0, ex.stdout + ex.stderr
+    rows = list(csv.DictReader(out.open()))
+    by_key = {(r["student"], r["assignment"]): r for r in rows}
+    full = by_key[("full-marks", FIRST)]
+    assert float(full["score"]) == float(full["max_score"]) > 0
+    assert float(by_key[("untouched", FIRST)]["score"]) == 0
+    assert by_key[("exits", FIRST)]["status"] == "graded"
+    assert by_key[("no-tests", FIRST)]["status"] == "graded"
+    if len(ALL) > 1:  # edge-case students submitted only the first assignment
+        assert by_key[("loops", ALL[1])]["status"] == "not submitted"
+
+
+def test_bad_input_gets_a_clear_error(tmp_path):
+    run = subprocess.run([sys.executable, "-m", "autograder", "grade", str(tmp_path / "nope")],
+                         cwd=REPO, capture_output=True, text=True)
+    assert run.returncode == 2 and "does not exist" in run.stderr and "Traceback" not in run.stderr
+    run = subprocess.run([sys.executable, "-m", "autograder", "generate", "99-nothing"],
+                         cwd=REPO, capture_output=True, text=True)
+    assert run.returncode == 2 and "Unknown assignment" in run.stderr
+    run = subprocess.run([sys.executable, "-m", "autograder", "export", "--workdir", str(tmp_path)],
+                         cwd=REPO, capture_output=True, text=True)
+    assert run.returncode == 2 and "grade` first" in run.stderr

@@ -1,0 +1,133 @@
+"""Static checks of every notebook: generated, clean, well-formed exercises. Fast."""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+
+import pytest
+from course import (
+    NOTEBOOKS,
+    REPO,
+    SOLUTIONS,
+    assignments,
+    exercises,
+    is_solution,
+    is_test,
+    nbgrader_meta,
+    read,
+    release_path,
+    solution_path,
+)
+
+ALL = assignments()
+SECRET_MARKERS = ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS")
+
+
+def test_there_are_assignments():
+    assert ALL and ALL[0].startswith("01-")
+
+
+def test_notebooks_match_solutions():
+    """Regenerating notebooks/ from solutions/ changes nothing (CI fails on drift)."""
+    result = subprocess.run([sys.executable, "-m", "autograder", "generate", "--check"],
+                            cwd=REPO, capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_every_release_folder_has_a_solution():
+    released = sorted(p.name for p in NOTEBOOKS.iterdir() if p.is_dir())
+    assert released == ALL
+
+
+def test_no_notebook_stores_outputs():
+    offenders = []
+    for path in sorted(list(SOLUTIONS.rglob("*.ipynb")) + list(NOTEBOOKS.rglob("*.ipynb"))):
+        if ".ipynb_checkpoints" in path.parts:
+            continue
+        nb = json.loads(path.read_text())
+        for cell in nb["cells"]:
+            if cell["cell_type"] == "code" and (cell.get("outputs") or cell.get("execution_count")):
+                offenders.append(str(path.relative_to(REPO)))
+                break
+    assert not offenders, f"notebooks with stored outputs: {offenders}"
+
+
+@pytest.mark.parametrize("assignment", ALL)
+def test_release_holds_no_solution_or_hidden_test(assignment):
+    text = release_path(assignment).read_text()
+    for marker in SECRET_MARKERS:
+        assert marker not in text, f"{assignment}: student notebook contains {marker!r}"
+    sol = read(solution_path(assignment))
+    rel = read(release_path(assignment))
+    # The solution bodies themselves must be gone from the student's cell, not only the markers.
+    released = {nbgrader_meta(c).get("grade_id"): c.source for c in rel.cells if nbgrader_meta(c)}
+    for cell in sol.cells:
+        if is_solution(cell) and "### BEGIN SOLUTION" in cell.source:
+            student_cell = released[nbgrader_meta(cell)["grade_id"]]
+            body = cell.source.split("### BEGIN SOLUTION")[1].split("### END SOLUTION")[0]
+            for line in body.strip().splitlines():
+                if len(line.strip()) > 25:
+                    assert line.strip() not in student_cell, \
+                        f"{assignment}: solution line leaked: {line}"
+    assert len(rel.cells) == len(sol.cells)
+
+
+@pytest.mark.parametrize("assignment", ALL)
+def test_exercise_structure(assignment):
+    """Each exercise: a solution cell, then a test cell with points, visible and hidden asserts."""
+    nb = read(solution_path(assignment))
+    pairs = exercises(nb)
+    minimum_exercises, minimum_points = (4, 10) if assignment.startswith("01-") else (5, 15)
+    assert len(pairs) >= minimum_exercises, f"{assignment}: {len(pairs)} exercises"
+    points = sum(nbgrader_meta(nb.cells[t])["points"] for _, t in pairs)
+    assert points >= minimum_points, f"{assignment}: {points} points"
+    ids = [nbgrader_meta(c).get("grade_id") for c in nb.cells if nbgrader_meta(c)]
+    assert len(ids) == len(set(ids)), f"{assignment}: duplicate grade_ids"
+    for s, t in pairs:
+        test_src = nb.cells[t].source
+        gid = nbgrader_meta(nb.cells[t])["grade_id"]
+        assert "### BEGIN HIDDEN TESTS" in test_src, f"{gid}: no hidden tests"
+        visible = test_src.split("### BEGIN HIDDEN TESTS")[0]
+        assert "assert" in visible, f"{gid}: no visible assert for the learner"
+        assert nbgrader_meta(nb.cells[t]).get("locked"), f"{gid}: test cell must be locked"
+        task = nb.cells[s - 1] if s > 0 else None
+        while task is not None and task.cell_type != "markdown":
+            s -= 1
+            task = nb.cells[s - 1] if s > 0 else None
+        assert task is not None and "<details>" in task.source, \
+            f"{gid}: the task's markdown needs a hint in a <details> block"
+
+
+@pytest.mark.parametrize("assignment", ALL)
+def test_test_cells_use_assert_never_a_bare_expression(assignment):
+    """nbgrader reads a test cell's last expression as partial credit: only asserts allowed."""
+    nb = read(solution_path(assignment))
+    for cell in nb.cells:
+        if not is_test(cell):
+            continue
+        tree = ast.parse(cell.source)
+        bare = [n for n in tree.body if isinstance(n, ast.Expr)
+                and not (isinstance(n.value, ast.Constant) and isinstance(n.value.value, str))]
+        assert not bare, (f"{nbgrader_meta(cell)['grade_id']}: bare expression at line "
+                          f"{bare[0].lineno}; wrap checks in `assert`")
+
+
+@pytest.mark.parametrize("assignment", ALL)
+def test_notebook_opens_with_goals_and_ends_with_recap(assignment):
+    nb = read(solution_path(assignment))
+    first = nb.cells[0].source
+    assert first.startswith(f"# {assignment[:2]}"), "title must start with the notebook number"
+    for needed in ("you will be able to", "Prerequisites", "Time"):
+        assert needed in first, f"{assignment}: opening cell lacks {needed!r}"
+    assert any("tc.setup()" in c.source for c in nb.cells[:4]), "setup cell with banner missing"
+    last = nb.cells[-1].source
+    assert "Recap" in last and "Next" in last
+
+
+def test_ruff_is_clean():
+    result = subprocess.run([sys.executable, "-m", "ruff", "check", "."], cwd=REPO,
+                            capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
