@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from course import assignments, solution_path
+from coursefiles import assignments, solution_path
 from nbrun import run_notebook
 
 # Seconds each notebook may take on a 2-core CPU (kernel start included). Issue-stated

@@ -28,8 +28,16 @@ import nbformat
 import pytest
 
 from autograder.grading import cell_scores
-from course import REPO, assignments, exercises, nbgrader_meta, read, release_path, solution_path, \
-    with_replacements
+from coursefiles import (
+    REPO,
+    assignments,
+    exercises,
+    nbgrader_meta,
+    read,
+    release_path,
+    solution_path,
+    with_replacements,
+)
 from wrong_answers import wrong_answers
 
 pytestmark = pytest.mark.slow

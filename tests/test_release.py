@@ -8,7 +8,8 @@ import subprocess
 import sys
 
 import pytest
-from course import (
+
+from coursefiles import (
     NOTEBOOKS,
     REPO,
     SOLUTIONS,

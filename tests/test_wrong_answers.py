@@ -13,7 +13,7 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell
 
-from course import assignments, exercises, nbgrader_meta, read, release_path, solution_path
+from coursefiles import assignments, exercises, nbgrader_meta, read, release_path, solution_path
 from nbrun import run_notebook
 from wrong_answers import wrong_answers
 

@@ -19,7 +19,7 @@ from typing import Any, Callable
 import torch
 
 from ._inputs import parse_ints, require_tensor, storage_numel
-from .layout import address_formula, expanded_dims, shares_storage
+from .layout import expanded_dims, shares_storage
 
 __all__ = ["OPS", "OpResult", "OpSpec", "Param", "apply_op", "default_params", "view_blockers"]
 
@@ -214,19 +214,21 @@ def _explain(t: torch.Tensor, op: str, params: dict[str, Any], message: str) -> 
         size, st = params["size"], params["stride"]
         n = storage_numel(t)
         last = tuple(max(k - 1, 0) for k in size)
-        fake = torch.empty(0, dtype=t.dtype).as_strided(size, st, params["storage_offset"]) \
-            if False else None  # noqa: F841 - a real tensor is impossible here, compute by hand
+        # No real tensor exists to ask, so do the address arithmetic by hand.
         terms = [str(params["storage_offset"])] + [f"{i}·{s}" for i, s in zip(last, st)]
         end = params["storage_offset"] + sum(i * s for i, s in zip(last, st))
         return (f"the last element {last} would read storage element {' + '.join(terms)} = "
                 f"{end}, but the storage has only {n} elements (0..{n - 1}). as_strided "
                 "checks against the whole storage, not the input's shape, and refuses to "
-                "read outside it")
+                f"read outside it (torch's message counts bytes: {n} elements × "
+                f"{t.element_size()} B = {n * t.element_size()} B)")
     if "must match the existing size" in message:
         return ("expand can only stretch dims of size 1 (or add new dims in front); a dim "
                 "that already has size > 1 must keep its size (use -1 to keep it)")
     if "Negative strides" in message:
         return "PyTorch tensors cannot have negative strides (flip() copies instead)"
+    if "step cannot be zero" in message:
+        return "a slice step of 0 would never move; use a step of 1 or more"
     if "step must be greater than zero" in message:
         return "PyTorch slices need a step > 0 (there are no negative strides; flip() copies)"
     if "Dimension out of range" in message:
@@ -243,14 +245,18 @@ def _code(op: str, p: dict[str, Any], nd: int) -> str:
     def tup(x: tuple[int, ...]) -> str:
         return "(" + ", ".join(map(str, x)) + ("," if len(x) == 1 else "") + ")"
 
+    def args(x: tuple[int, ...]) -> str:
+        return "(" + ", ".join(map(str, x)) + ")" if x else "(())"
+
     if op in ("view", "reshape", "expand"):
-        return f"t.{op}{tup(p['shape'])}"
+        return f"t.{op}{args(p['shape'])}"
     if op == "permute":
-        return f"t.permute{tup(p['dims'])}"
+        return f"t.permute{args(p['dims'])}"
     if op == "slice":
-        dim = p["dim"] % max(nd, 1)
+        dim = p["dim"] % nd if -nd <= p["dim"] < nd else 0
         stop = "" if p["stop"] is None else str(p["stop"])
-        return "t[" + ":, " * dim + f"{p['start']}:{stop}:{p['step']}]"
+        where = ":, " * dim if -nd <= p["dim"] < nd else f"<dim {p['dim']}>: "
+        return "t[" + where + f"{p['start']}:{stop}:{p['step']}]"
     if op == "as_strided":
         return f"t.as_strided({tup(p['size'])}, {tup(p['stride'])}, {p['storage_offset']})"
     if op == "index_select":
@@ -325,8 +331,11 @@ def apply_op(t: torch.Tensor, op: str, **params: Any) -> OpResult:
     except ValueError as err:
         return OpResult(params=dict(params), code=f"t.{op}(...)", error=str(err), **base)
     code = _code(op, p, t.dim())
-    if op in ("slice",) and (msg := _dim_ok(t, p["dim"])) is not None:
-        return OpResult(params=p, code=code, error=msg, **base)
+    if op == "slice":
+        # Indexing with too many ``:`` gives a confusing message; say it in words.
+        msg = _dim_ok(t, p["dim"])
+        if msg is not None:
+            return OpResult(params=p, code=code, error=msg, **base)
     try:
         with torch.no_grad():
             out = _RUN[op](t, p)
@@ -337,7 +346,7 @@ def apply_op(t: torch.Tensor, op: str, **params: Any) -> OpResult:
         if op == "view" and "view size is not compatible" in message:
             fallback = t.reshape(p["shape"])
             fallback_shares = shares_storage(fallback, t)
-            notes = (f"t.reshape{_code('reshape', p, t.dim())[9:]} works instead: it "
+            notes = (f"{_code('reshape', p, t.dim())} works instead: it "
                      + ("copies the elements into new storage (shares storage with t: no)"
                         if not fallback_shares else "returns a view"),)
         return OpResult(params=p, code=code, error=_explain(t, op, p, message),
@@ -350,16 +359,11 @@ def apply_op(t: torch.Tensor, op: str, **params: Any) -> OpResult:
                           "elements, nothing was allocated for it")
     if op in ("contiguous", "reshape") and shared and out.data_ptr() == t.data_ptr() \
             and tuple(out.stride()) == tuple(t.stride()):
-        notes_list.append(f"{op}() returned a view of the input as is: no copy was needed")
+        notes_list.append(f"{op}() returned the input's layout unchanged over the same "
+                          "storage: no copy was needed")
     elif not shared:
         notes_list.append(f"{op} copied: the result has its own new storage "
                           f"({out.untyped_storage().nbytes()} bytes)")
-    if out.numel() and not expanded_dims(out):
-        reads = len(set(range(out.numel())))  # placeholder to keep the count cheap below
-        del reads
-    if out.dim() and out.numel():
-        ex = tuple(0 for _ in range(out.dim()))
-        notes_list.append(f"element {ex} is at {address_formula(out, ex)}")
     return OpResult(
         params=p, code=code, result=out, shape=tuple(out.shape), stride=tuple(out.stride()),
         offset=out.storage_offset(), is_contiguous=out.is_contiguous(),

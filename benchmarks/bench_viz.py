@@ -1,0 +1,58 @@
+"""How long redrawing a layout figure takes: figure creation plus an Agg canvas draw.
+
+Run with ``python benchmarks/bench_viz.py``. The layout explorer redraws on every
+control change, so a redraw must feel instant: the target is a median of at most
+50 ms per figure on a laptop-class CPU. This is a report, not a timed test (timings
+on shared CI machines are too noisy to assert on).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import torch
+
+import tensorcourse as tc
+from tensorcourse.viz import draw_broadcast, draw_layout
+
+TARGET_S = 0.050
+
+
+def _redraw(make):  # noqa: ANN001, ANN202 - tiny local helper
+    def run() -> None:
+        fig = make()
+        fig.canvas.draw()  # the Agg canvas attached by VizFigure: a full render, no PNG encode
+
+    return run
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=15)
+    args = parser.parse_args(argv)
+
+    a = torch.randn(6, 8, dtype=torch.float32)
+    base = torch.arange(60, dtype=torch.float32).reshape(3, 4, 5)
+    b = base.transpose(0, 2)
+    cases = [
+        ("draw_layout 6x8 float32", _redraw(lambda: draw_layout(a))),
+        ("draw_layout 3x4x5 transposed (5, 4, 3)", _redraw(lambda: draw_layout(b))),
+        ("draw_layout 3x4x5 transposed, base=", _redraw(lambda: draw_layout(b, base=base))),
+        ("draw_broadcast (3, 1) with (4,)", _redraw(lambda: draw_broadcast((3, 1), (4,)))),
+    ]
+    worst = 0.0
+    for index, (label, fn) in enumerate(cases):
+        timing = tc.measure(fn, repeats=args.repeats, warmup=2, label=label)
+        target = " (target <= 50 ms)" if index < 2 else ""
+        print(f"{timing}{target}")
+        if index < 2:
+            worst = max(worst, timing.median)
+    verdict = "meets" if worst <= TARGET_S else "MISSES"
+    print(f"worst median of the two target cases: {tc.format_seconds(worst)}: {verdict} "
+          f"the {tc.format_seconds(TARGET_S)} target")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,60 @@
+"""See what a tensor is: a flat storage read through shape, strides and an offset.
+
+* :mod:`tensorcourse.viz.layout`: the pure core. :func:`storage_index_map` gives
+  the storage element every logical element reads; :func:`address_formula` works
+  out ``offset + Σ index_k · stride_k`` with its numbers.
+* :mod:`tensorcourse.viz.ops`: :func:`apply_op` runs one real operation (view,
+  transpose, slicing, expand, unfold, as_strided...) and reports the layout it
+  produced and whether it still shares storage with its input.
+* :mod:`tensorcourse.viz.broadcast`: :func:`explain_broadcast`, dim by dim, with
+  torch's own verdict and error text and the bytes stretching does not cost.
+* :mod:`tensorcourse.viz.draw`: :func:`draw_layout` and :func:`draw_broadcast`,
+  static matplotlib figures that render inline and in exported HTML.
+* :mod:`tensorcourse.viz.widgets`: :func:`layout_explorer` and
+  :func:`broadcast_explorer`, thin ipywidgets layers over the above (ipywidgets
+  7.7 and 8, inline backend; no ipympl).
+
+Notebooks do ``tc.viz.draw_layout(x.t(), base=x)``.
+"""
+
+from __future__ import annotations
+
+from .broadcast import BroadcastReport, DimRule, OperandInfo, explain_broadcast
+from .draw import VizFigure, draw_broadcast, draw_layout
+from .layout import (
+    LayoutFacts,
+    address_formula,
+    describe_layout,
+    expanded_dims,
+    shares_storage,
+    storage_index,
+    storage_index_map,
+    storage_numel,
+)
+from .ops import OPS, OpResult, apply_op
+from .widgets import BroadcastExplorer, LayoutExplorer, broadcast_explorer, layout_explorer
+
+__all__ = [
+    "BroadcastExplorer",
+    "BroadcastReport",
+    "DimRule",
+    "LayoutExplorer",
+    "LayoutFacts",
+    "OPS",
+    "OpResult",
+    "OperandInfo",
+    "VizFigure",
+    "address_formula",
+    "apply_op",
+    "broadcast_explorer",
+    "describe_layout",
+    "draw_broadcast",
+    "draw_layout",
+    "expanded_dims",
+    "explain_broadcast",
+    "layout_explorer",
+    "shares_storage",
+    "storage_index",
+    "storage_index_map",
+    "storage_numel",
+]

@@ -1,0 +1,732 @@
+"""Static drawings of tensor layouts and of broadcasting, as matplotlib figures.
+
+Figures are built with ``matplotlib.figure.Figure`` and an Agg canvas, never with
+pyplot: nothing is registered in pyplot's global figure list (so nothing leaks
+and nothing pops up), and no GUI backend is needed. :class:`VizFigure` renders
+itself as PNG in IPython, so a figure returned as the last expression of a cell
+shows inline (and lands in exported HTML) with or without ``%matplotlib inline``.
+
+Drawing cost is dominated by text, so every rectangle of a figure goes into one
+``PolyCollection`` (two, with the hatched ones) and each cell has exactly one
+text object.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import textwrap
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from itertools import product
+from typing import Any
+
+import matplotlib
+import numpy as np
+import torch
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.collections import PolyCollection
+from matplotlib.figure import Figure
+
+from ._inputs import parse_ints, require_tensor, storage_numel
+from .broadcast import explain_broadcast
+from .layout import (
+    describe_layout,
+    expanded_dims,
+    shares_storage,
+    storage_index,
+    storage_index_map,
+)
+
+__all__ = ["VizFigure", "draw_broadcast", "draw_layout"]
+
+# Sizes are in inches (the scene's coordinates) and points (fonts).
+CELL_IN = 0.42  # a cell's side when there is room
+MIN_CELL_IN = 0.24
+MAX_WIDTH_IN = 13.0  # wider than this and the figure is scaled down in notebooks anyway
+MARGIN_IN = 0.2
+FS_TITLE, FS_TEXT, FS_SMALL = 11.0, 9.0, 7.5
+MAX_READ_SET = 200_000  # above this many elements, "which cells are read" uses drawn cells only
+
+GREY_UNREAD = (0.86, 0.86, 0.86, 1.0)  # storage this view does not read
+GREY_SPARE = (0.95, 0.95, 0.95, 1.0)  # storage nobody drawn reads
+RESULT_BLUE = (0.80, 0.88, 0.97, 1.0)
+RED = "#c62828"
+INK = "#222222"
+MUTED = "#666666"
+_CMAP = matplotlib.colormaps["turbo"]
+
+
+class VizFigure(Figure):
+    """A ``Figure`` with an Agg canvas that shows itself as PNG in IPython/Jupyter."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        FigureCanvasAgg(self)  # attaches itself as self.canvas: draw()/savefig work headless
+
+    def _repr_png_(self) -> bytes:
+        buf = io.BytesIO()
+        self.savefig(buf, format="png", bbox_inches="tight", facecolor="white")
+        return buf.getvalue()
+
+
+# --------------------------------------------------------------------------- geometry
+
+
+def _elide(n: int, cap: int) -> list[int | None]:
+    """Indices ``0..n-1``, or the first and last ones around one ``None`` (the ellipsis)."""
+    if n <= cap:
+        return list(range(n))
+    head = (cap - 1) // 2 + (cap - 1) % 2
+    tail = cap - 1 - head
+    return list(range(head)) + [None] + list(range(n - tail, n))
+
+
+def _collapse(items: list[Any]) -> list[Any]:
+    out: list[Any] = []
+    for item in items:
+        if item is None and out and out[-1] is None:
+            continue
+        out.append(item)
+    return out
+
+
+@dataclass
+class _Grid:
+    """Where the drawn cells of a logical view go, in cell units (y grows downwards)."""
+
+    xy: np.ndarray  # (n, 2) top-left corner of each drawn cell
+    index: np.ndarray  # (n, ndim) the logical index of each drawn cell
+    marks: list[tuple[float, float, str, float, str]]  # (x, y, text, fontsize, ha)
+    w: float
+    h: float
+
+
+def _grid(shape: tuple[int, ...], cap: int) -> _Grid:
+    """Lay out a tensor of ``shape``: last dim across, dim -2 down, leading dims as slices.
+
+    Rank 3 puts the slices (dim 0) side by side; higher ranks fold dims ``0..nd-4``
+    into rows of slices. Long dims show their first and last cells around an
+    ellipsis, so the drawing stays small for any size.
+    """
+    nd = len(shape)
+    if nd == 0:
+        return _Grid(np.zeros((1, 2)), np.zeros((1, 0), dtype=np.int64), [], 1.0, 1.0)
+
+    def parts(k: int, c: int) -> list[tuple[int, ...] | None]:
+        return [None if i is None else (i,) for i in _elide(shape[k], c)]
+
+    cols = parts(nd - 1, cap)
+    rows = parts(nd - 2, cap) if nd >= 2 else [()]
+    col_w, row_h = float(len(cols)), float(len(rows))
+    # As many slices side by side as fit in about 36 cells.
+    slice_cap = max(3, min(cap, int(36 // (col_w + 0.6))))
+    scols = parts(nd - 3, slice_cap) if nd >= 3 else [()]
+    if nd >= 4:
+        lead = product(*[_elide(shape[k], 3) for k in range(nd - 3)])
+        srows = _collapse([None if None in tup else tup for tup in lead])
+        if len(srows) > 3:
+            srows = _collapse(srows[:2] + [None] + srows[-1:])
+    else:
+        srows = [()]
+
+    digits = len(str(shape[nd - 2] - 1)) if nd >= 2 else 0
+    idx_w = 0.25 + 0.2 * digits if nd >= 2 else 0.0  # room for the row numbers
+    top = 0.45  # room for the column numbers
+    slab = 0.55 if nd >= 3 else 0.0  # room for the "[i, :, :]" slice labels
+    xs, x = [], idx_w
+    for sc in scols:
+        xs.append(x)
+        x += (col_w if sc is not None else 1.0) + 0.6
+    width = x - 0.6
+    ys, y = [], 0.0
+    for sr in srows:
+        ys.append(y)
+        y += (slab + top + row_h if sr is not None else 1.0) + 0.4
+    height = y - 0.4
+
+    xy, index = [], []
+    marks: list[tuple[float, float, str, float, str]] = []
+    for sr, y0 in zip(srows, ys):
+        if sr is None:
+            marks.append((width / 2, y0 + 0.5, "⋮", FS_TEXT + 3, "center"))
+            continue
+        for c_i, (sc, x0) in enumerate(zip(scols, xs)):
+            cy = y0 + slab + top
+            if sc is None:
+                marks.append((x0 + 0.5, cy + row_h / 2, "⋯", FS_TEXT + 3, "center"))
+                continue
+            if nd >= 3:
+                label = "[" + ", ".join(map(str, sr + sc)) + ", :, :]"
+                marks.append((x0 + col_w / 2, y0 + slab * 0.45, label, FS_SMALL, "center"))
+            for ci, cp in enumerate(cols):
+                if cp is None:
+                    marks.append((x0 + ci + 0.5, cy + row_h / 2, "⋯", FS_TEXT + 1, "center"))
+                else:
+                    marks.append((x0 + ci + 0.5, cy - top * 0.5, str(cp[0]), FS_SMALL, "center"))
+            for ri, rp in enumerate(rows):
+                if rp is None:
+                    marks.append((x0 + col_w / 2, cy + ri + 0.5, "⋮", FS_TEXT + 1, "center"))
+                    continue
+                if c_i == 0 and nd >= 2:
+                    marks.append((x0 - 0.12, cy + ri + 0.5, str(rp[0]), FS_SMALL, "right"))
+                for ci, cp in enumerate(cols):
+                    if cp is not None:
+                        xy.append((x0 + ci, cy + ri))
+                        index.append(sr + sc + rp + cp)
+    return _Grid(np.asarray(xy, dtype=float).reshape(-1, 2),
+                 np.asarray(index, dtype=np.int64).reshape(-1, nd), marks, width, height)
+
+
+def _strip_slots(n_storage: int, wanted: np.ndarray, cap: int = 96) -> list[int | None]:
+    """Storage elements to draw: all of a small storage, else the wanted ones with gaps elided."""
+    if n_storage <= 72:
+        return list(range(n_storage))
+    points = sorted(set(wanted.tolist()) | {0, n_storage - 1})
+    slots: list[int | None] = []
+    prev = None
+    for s in points:
+        if prev is not None:
+            if s - prev - 1 <= 2:
+                slots.extend(range(prev + 1, s))
+            else:
+                slots.append(None)
+        slots.append(s)
+        prev = s
+    if len(slots) > cap:
+        slots = slots[: cap - 13] + [None] + slots[-12:]
+    return _collapse(slots)
+
+
+# --------------------------------------------------------------------------- colours, labels
+
+
+def _colours(sidx: np.ndarray, lo: int, hi: int, fade: float = 0.45) -> np.ndarray:
+    """One colour per storage element: neighbours in storage get neighbouring colours.
+
+    Mixed with white so black labels stay readable on every colour.
+    """
+    frac = (sidx - lo) / max(hi - lo, 1)
+    rgba = _CMAP(0.08 + 0.84 * np.clip(frac, 0.0, 1.0))
+    rgba[:, :3] = rgba[:, :3] * (1 - fade) + fade
+    return rgba
+
+
+def _format_values(values: torch.Tensor) -> list[str]:
+    values = values.detach().cpu()
+    if values.dtype == torch.bool:
+        return ["T" if v else "F" for v in values.tolist()]
+    if values.is_complex():
+        return [f"{v.real:.2g}{v.imag:+.2g}j" for v in values.tolist()]
+    if values.is_floating_point():
+        return [f"{v:.3g}" for v in values.float().tolist()]
+    return [str(v) for v in values.tolist()]
+
+
+def _storage_values(t: torch.Tensor, positions: Sequence[int]) -> list[str] | None:
+    """The values stored at storage ``positions``, read through torch; None if unreadable."""
+    if t.device.type == "meta" or not positions:
+        return None if t.device.type == "meta" else []
+    flat = t.detach().as_strided((storage_numel(t),), (1,), 0)
+    return _format_values(flat[torch.as_tensor(list(positions), device=t.device)])
+
+
+def _label_fontsize(labels: Sequence[str], cell_in: float) -> float:
+    longest = max((max(len(p) for p in s.split("\n")) for s in labels), default=1)
+    lines = max((s.count("\n") + 1 for s in labels), default=1)
+    by_width = cell_in * 72 * 0.86 / (0.62 * max(longest, 1))
+    by_height = cell_in * 72 * 0.8 / (1.25 * lines)
+    return max(4.5, min(9.0, by_width, by_height))
+
+
+def _text_w(text: str, fontsize: float) -> float:
+    """Estimated width in inches (DejaVu Sans averages about 0.6 em per character)."""
+    return max(len(line) for line in text.split("\n")) * fontsize * 0.6 / 72
+
+
+def _line_h(fontsize: float) -> float:
+    return fontsize * 1.55 / 72
+
+
+# --------------------------------------------------------------------------- the scene
+
+
+@dataclass
+class _Scene:
+    """Rectangles and texts in inches; :meth:`render` turns them into one figure."""
+
+    rects: list[tuple[float, float, float, float]] = field(default_factory=list)
+    faces: list[np.ndarray] = field(default_factory=list)
+    hatched: list[tuple[float, float, float, float]] = field(default_factory=list)
+    hatched_faces: list[np.ndarray] = field(default_factory=list)
+    outlines: list[tuple[float, float, float, float]] = field(default_factory=list)
+    texts: list[tuple[float, float, str, dict[str, Any]]] = field(default_factory=list)
+    width: float = 0.0
+    height: float = 0.0
+
+    def text(self, x: float, y: float, s: str, **kw: Any) -> None:
+        self.texts.append((x, y, s, kw))
+
+    def lines(self, x: float, y: float, lines: Sequence[tuple[str, dict[str, Any]]]) -> float:
+        """Stack text lines downwards from ``y``; return the y below them."""
+        for s, kw in lines:
+            fs = kw.get("fontsize", FS_TEXT)
+            n = s.count("\n") + 1
+            self.text(x, y, s, va="top", ha="left", **kw)
+            y += _line_h(fs) * n
+            self.width = max(self.width, x + _text_w(s, fs))
+        return y
+
+    def render(self) -> VizFigure:
+        w = self.width + MARGIN_IN
+        h = self.height + MARGIN_IN
+        fig = VizFigure(figsize=(w, h), dpi=100, facecolor="white")
+        ax = fig.add_axes((0.0, 0.0, 1.0, 1.0))
+        ax.set_axis_off()
+        ax.set_xlim(0, w)
+        ax.set_ylim(h, 0)
+
+        def verts(rects: list[tuple[float, float, float, float]]) -> np.ndarray:
+            r = np.asarray(rects, dtype=float).reshape(-1, 4)
+            x0, y0, x1, y1 = r[:, 0], r[:, 1], r[:, 0] + r[:, 2], r[:, 1] + r[:, 3]
+            return np.stack([np.stack([x0, y0], 1), np.stack([x1, y0], 1),
+                             np.stack([x1, y1], 1), np.stack([x0, y1], 1)], 1)
+
+        if self.rects:
+            ax.add_collection(PolyCollection(verts(self.rects), facecolors=np.vstack(self.faces),
+                                             edgecolors="white", linewidths=1.0))
+        if self.hatched:
+            ax.add_collection(PolyCollection(verts(self.hatched),
+                                             facecolors=np.vstack(self.hatched_faces),
+                                             edgecolors="#9a9a9a", linewidths=0.4, hatch="///"))
+        if self.outlines:
+            ax.add_collection(PolyCollection(verts(self.outlines), facecolors="none",
+                                             edgecolors=RED, linewidths=2.2))
+        for x, y, s, kw in self.texts:
+            kw.setdefault("fontsize", FS_TEXT)
+            kw.setdefault("color", INK)
+            ax.text(x, y, s, **kw)
+        return fig
+
+
+@dataclass
+class _Panel:
+    """One logical view to draw: a grid, a colour and a label per drawn cell, a header."""
+
+    header: list[tuple[str, dict[str, Any]]]
+    grid: _Grid | None
+    colours: np.ndarray
+    hatched: np.ndarray
+    labels: list[str]
+    highlight: int | None = None  # position in grid.xy of the picked cell
+    empty: str | None = None  # drawn instead of a grid
+
+    def size(self, cell: float) -> tuple[float, float]:
+        head_h = sum(_line_h(kw.get("fontsize", FS_TEXT)) * (s.count("\n") + 1)
+                     for s, kw in self.header)
+        head_w = max((_text_w(s, kw.get("fontsize", FS_TEXT)) for s, kw in self.header),
+                     default=0.0)
+        if self.grid is None:
+            return max(head_w, 1.5), head_h + 0.4
+        return max(head_w, self.grid.w * cell), head_h + 0.08 + self.grid.h * cell
+
+    def draw(self, scene: _Scene, x: float, y: float, cell: float) -> list[tuple[float, float]]:
+        """Draw at (x, y); return each drawn cell's top-left corner in inches."""
+        y = scene.lines(x, y, self.header) + 0.08
+        if self.grid is None:
+            scene.text(x, y + 0.1, self.empty or "", va="top", fontsize=FS_TEXT, color=MUTED)
+            return []
+        g = self.grid
+        pad = cell * 0.04
+        corners = [(x + gx * cell, y + gy * cell) for gx, gy in g.xy]
+        fs = _label_fontsize(self.labels, cell)
+        for (cx, cy), colour, hatch, label in zip(corners, self.colours, self.hatched,
+                                                  self.labels):
+            rect = (cx + pad, cy + pad, cell - 2 * pad, cell - 2 * pad)
+            (scene.hatched if hatch else scene.rects).append(rect)
+            (scene.hatched_faces if hatch else scene.faces).append(colour)
+            scene.text(cx + cell / 2, cy + cell / 2, label, ha="center", va="center",
+                       fontsize=fs, color=MUTED if hatch else INK)
+        for mx, my, s, mfs, ha in g.marks:
+            scene.text(x + mx * cell, y + my * cell, s, ha=ha, va="center", fontsize=mfs,
+                       color=MUTED)
+        if self.highlight is not None:
+            cx, cy = corners[self.highlight]
+            scene.outlines.append((cx, cy, cell, cell))
+        return corners
+
+
+def _flow(scene: _Scene, panels: Sequence[_Panel], x: float, y: float, cell: float) -> float:
+    """Place panels left to right, wrapping at MAX_WIDTH_IN; return the y below them."""
+    row_h, cx = 0.0, x
+    for panel in panels:
+        w, h = panel.size(cell)
+        if cx > x and cx + w > x + MAX_WIDTH_IN:
+            y += row_h + 0.3
+            cx, row_h = x, 0.0
+        panel.draw(scene, cx, y, cell)
+        scene.width = max(scene.width, cx + w)
+        cx += w + 0.45
+        row_h = max(row_h, h)
+    return y + row_h
+
+
+def _cell_size(total_cells: float) -> float:
+    return max(MIN_CELL_IN, min(CELL_IN, MAX_WIDTH_IN / max(total_cells, 1.0)))
+
+
+def _dims_line(shape: tuple[int, ...], stride: tuple[int, ...]) -> str:
+    nd = len(shape)
+    if nd == 0:
+        return "0-d tensor: one element, no dims"
+
+    def d(k: int) -> str:
+        mark = ", expanded" if stride[k] == 0 and shape[k] > 1 else ""
+        return f"dim {k} (size {shape[k]}, stride {stride[k]}{mark})"
+
+    if nd == 1:
+        return f"across: {d(0)}"
+    parts = [f"down: {d(nd - 2)}", f"across: {d(nd - 1)}"]
+    if nd >= 3:
+        parts.insert(0, f"slices: {d(nd - 3)}")
+    if nd >= 4:
+        parts.insert(0, "slice rows: " + ", ".join(d(k) for k in range(nd - 3)))
+    return "\n".join(parts) if nd >= 3 else "   ".join(parts)
+
+
+def _check_cap(max_elements: Any, fn: str) -> int:
+    if isinstance(max_elements, bool) or not isinstance(max_elements, int) or max_elements < 3:
+        raise ValueError(f"{fn}(): max_elements must be an int >= 3 (cells drawn per dim), "
+                         f"got {max_elements!r}")
+    return max_elements
+
+
+# --------------------------------------------------------------------------- draw_layout
+
+
+def _read_positions(t: torch.Tensor, drawn: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct storage elements ``t`` reads and how often (from drawn cells if ``t`` is huge)."""
+    source = storage_index_map(t).reshape(-1).numpy() if t.numel() <= MAX_READ_SET else drawn
+    return np.unique(source, return_counts=True)
+
+
+def draw_layout(
+    t: torch.Tensor,
+    base: torch.Tensor | None = None,
+    *,
+    title: str | None = None,
+    max_elements: int = 10,
+    label: str = "index",
+    highlight: Any = None,
+) -> Figure:
+    """Draw ``t``'s logical view above its flat storage, in one figure.
+
+    Each drawn cell of the logical view has the colour of the storage element it
+    reads, and the storage strip underneath (in element units, wrapped into rows)
+    shows every storage element with its index; elements ``t`` does not read are
+    grey, elements read through a stride-0 (expanded) dim are hatched in the view
+    ("never allocated"), and ``×k`` marks a storage element read k times. The
+    heading states shape, strides, storage offset, contiguity and dtype.
+
+    ``base``: draw ``base`` next to ``t`` and say whether ``t`` shares its
+    storage; if it does, base cells that ``t`` reads keep their colour and the
+    strip shows which part of base's storage ``t`` covers; if it does not (after
+    advanced indexing, ``.contiguous()`` or ``reshape`` copied) the figure says so.
+    ``label``: what the cells show, ``"index"`` (storage index), ``"value"`` or
+    ``"both"``. ``highlight``: a logical index of ``t`` to outline, with the
+    storage element it reads. ``max_elements``: cells drawn per dim; longer dims
+    show their first and last cells around an ellipsis (large tensors are
+    summarised, not refused).
+
+    Raises ``TypeError`` if ``t`` or ``base`` is not a ``torch.Tensor`` (a list, a
+    NumPy array...: pass ``torch.tensor(...)``), ``ValueError`` for a tensor with
+    0 elements, a sparse or other non-strided tensor, or a bad ``label`` /
+    ``max_elements``, and ``IndexError`` for an out-of-range ``highlight``.
+    """
+    t = require_tensor(t, "draw_layout")
+    if base is not None:
+        base = require_tensor(base, "draw_layout (base=)")
+    if label not in ("index", "value", "both"):
+        raise ValueError(f"draw_layout(): label must be 'index', 'value' or 'both', got {label!r}")
+    cap = _check_cap(max_elements, "draw_layout")
+    if t.device.type == "meta" or (base is not None and base.device.type == "meta"):
+        label = "index"  # meta tensors have no values to show
+    facts = describe_layout(t)
+    shared = base is not None and shares_storage(t, base)
+    n_storage = facts.storage_numel
+
+    grid = _grid(facts.shape, cap)
+    stride = np.asarray(facts.stride, dtype=np.int64)
+    sidx = facts.offset + grid.index @ stride
+    expanded = expanded_dims(t)
+    repeat = (grid.index[:, list(expanded)] > 0).any(axis=1) if expanded \
+        else np.zeros(len(sidx), dtype=bool)
+    read, counts = _read_positions(t, sidx)
+
+    base_grid = base_sidx = None
+    if base is not None:
+        base_grid = _grid(tuple(base.shape), cap)
+        base_sidx = base.storage_offset() + base_grid.index @ np.asarray(base.stride(),
+                                                                         dtype=np.int64)
+    # Colours span what the view reads (and the base, when they share storage).
+    lo, hi = int(read.min()), int(read.max())
+    if shared and base_sidx is not None and len(base_sidx):
+        lo, hi = min(lo, int(base_sidx.min())), max(hi, int(base_sidx.max()))
+
+    slots = _strip_slots(n_storage, np.concatenate([sidx, [facts.offset]]).astype(np.int64))
+    total_w = grid.w + (base_grid.w + 1.5 if base_grid is not None else 0.0)
+    cell = _cell_size(max(total_w, min(len(slots), 24)))
+    row_len = len(slots) if len(slots) <= max(32, int(MAX_WIDTH_IN / cell) - 2) \
+        else max(24, min(int(total_w), int(MAX_WIDTH_IN / cell) - 2))
+
+    # Cell labels.
+    def labels_for(positions: np.ndarray, src: torch.Tensor, grid_index: np.ndarray,
+                   mode: str) -> list[str]:
+        idx = [str(int(s)) for s in positions]
+        if mode == "index":
+            return idx
+        flat_pos = [tuple(map(int, i)) for i in grid_index]
+        with torch.no_grad():
+            vals = _format_values(torch.stack([src[i] for i in flat_pos])) if flat_pos else []
+        if mode == "value":
+            return vals
+        return [f"{v}\n@{i}" for v, i in zip(vals, idx)]
+
+    view_labels = labels_for(sidx, t, grid.index, label)
+    hl_pos = None
+    if highlight is not None:
+        hl_index = tuple(int(i) % n for i, n in zip(_as_index(highlight, t), t.shape))
+        storage_index(t, hl_index)  # raises IndexError for a bad index
+        matches = np.nonzero((grid.index == np.asarray(hl_index, dtype=np.int64)).all(axis=1))[0]
+        hl_pos = int(matches[0]) if len(matches) else None
+        hl_storage = facts.offset + int(np.dot(hl_index, stride)) if facts.shape else facts.offset
+    else:
+        hl_storage = None
+
+    view_colours = _colours(sidx, lo, hi)
+    if repeat.any():
+        view_colours[repeat] = _colours(sidx[repeat], lo, hi, fade=0.75)
+    dims = _dims_line(facts.shape, facts.stride)
+    panels = []
+    if base is not None and base_grid is not None and base_sidx is not None:
+        bfacts = describe_layout(base)
+        if shared:
+            in_view = np.isin(base_sidx, read)
+            bcol = np.tile(np.asarray(GREY_UNREAD), (len(base_sidx), 1))
+            if in_view.any():
+                bcol[in_view] = _colours(base_sidx[in_view], lo, hi)
+            head = "base (cells the view reads keep their colour)"
+        else:
+            bcol = np.tile(np.asarray(GREY_SPARE), (len(base_sidx), 1))
+            head = "base (a different storage: not read by the view)"
+        panels.append(_Panel(
+            header=[(head, {"fontsize": FS_TEXT, "weight": "bold"}),
+                    (f"shape {bfacts.shape}  stride {bfacts.stride}  offset {bfacts.offset}",
+                     {"fontsize": FS_SMALL, "color": MUTED})],
+            grid=base_grid, colours=bcol, hatched=np.zeros(len(base_sidx), dtype=bool),
+            labels=labels_for(base_sidx, base, base_grid.index, label)))
+        view_head = "view"
+    else:
+        view_head = "logical view"
+    panels.append(_Panel(
+        header=[(view_head + " (each cell shows " + {"index": "the storage index it reads)",
+                                                     "value": "its value)",
+                                                     "both": "value and @storage index)"}[label],
+                 {"fontsize": FS_TEXT, "weight": "bold"}),
+                (dims, {"fontsize": FS_SMALL, "color": MUTED})],
+        grid=grid, colours=view_colours, hatched=repeat, labels=view_labels, highlight=hl_pos))
+
+    scene = _Scene()
+    x0 = y = MARGIN_IN
+    heading: list[tuple[str, dict[str, Any]]] = []
+    if title:
+        heading.append((title, {"fontsize": FS_TITLE + 1, "weight": "bold"}))
+    heading.append((facts.headline(), {"fontsize": FS_TITLE, "family": "monospace"}))
+    if base is not None:
+        if shared:
+            n_read = len(read) if t.numel() <= MAX_READ_SET else None
+            reads = f"reads {n_read} of its {n_storage} elements, " if n_read is not None else ""
+            heading.append((f"shares storage with base: {reads}storage elements "
+                            f"{facts.span[0]}..{facts.span[1]}"
+                            if facts.span else "shares storage with base",
+                            {"fontsize": FS_TEXT, "color": "#1b5e20", "weight": "bold"}))
+        else:
+            heading.append(("does NOT share storage with base: it is a copy in new memory "
+                            "(advanced indexing, .contiguous(), reshape... copied);\n"
+                            "writing to it leaves base unchanged",
+                            {"fontsize": FS_TEXT, "color": RED, "weight": "bold"}))
+    for k in expanded:
+        heading.append((f"dim {k} has stride 0 (expanded): its {facts.shape[k]} indices re-read "
+                        "the same elements; never allocated (hatched cells)",
+                        {"fontsize": FS_TEXT, "color": "#6a1b9a"}))
+    y = scene.lines(x0, y, heading) + 0.12
+    y = _flow(scene, panels, x0, y, cell) + 0.3
+
+    # The storage strip.
+    dtype = str(facts.dtype).replace("torch.", "")
+    strip_head = (f"storage, in element units: {n_storage} × {dtype} ({facts.itemsize} B each) "
+                  f"= {facts.storage_bytes} B" + ("   (a summary: … hides elements)"
+                                                   if None in slots else ""))
+    y = scene.lines(x0, y, [(strip_head, {"fontsize": FS_TEXT, "weight": "bold"})]) + 0.06
+    real = [s for s in slots if s is not None]
+    read_set = dict(zip(read.tolist(), counts.tolist()))
+    base_read = set(base_sidx.tolist()) if shared and base_sidx is not None else set()
+    values = _storage_values(t, real) if label != "index" else None
+    value_of = dict(zip(real, values)) if values is not None else {}
+    strip_labels = {s: (str(s) if label == "index" else
+                        value_of.get(s, "") if label == "value" else
+                        f"{value_of.get(s, '')}\n@{s}") for s in real}
+    fs = _label_fontsize(list(strip_labels.values()) or ["0"], cell)
+    real_arr = np.asarray(real, dtype=np.int64)
+    colour_of = dict(zip(real, _colours(real_arr, lo, hi))) if real else {}
+    row_gap = 0.26
+    for pos, s in enumerate(slots):
+        r, c = divmod(pos, row_len)
+        cx, cy = x0 + c * cell, y + r * (cell + row_gap)
+        if s is None:
+            scene.text(cx + cell / 2, cy + cell / 2, "…", ha="center", va="center",
+                       fontsize=FS_TEXT + 2, color=MUTED)
+            continue
+        if s in read_set:
+            colour = colour_of[s]
+        else:
+            colour = np.asarray(GREY_UNREAD if s in base_read else GREY_SPARE)
+        scene.rects.append((cx + cell * 0.04, cy + cell * 0.04, cell * 0.92, cell * 0.92))
+        scene.faces.append(np.asarray(colour))
+        scene.text(cx + cell / 2, cy + cell / 2, strip_labels[s], ha="center", va="center",
+                   fontsize=fs, color=INK if s in read_set else "#9a9a9a")
+        if read_set.get(s, 0) > 1:
+            scene.text(cx + cell * 0.96, cy + cell * 0.02, f"×{read_set[s]}", ha="right",
+                       va="top", fontsize=5.5, color="#4a148c", weight="bold")
+        if s == facts.offset:
+            scene.text(cx + cell * 0.5, cy + cell + 0.01, "▲ offset", ha="center", va="top",
+                       fontsize=6.5, color=INK, weight="bold")
+        if s == hl_storage:
+            scene.outlines.append((cx, cy, cell, cell))
+    n_rows = max(1, math.ceil(len(slots) / row_len))
+    scene.width = max(scene.width, x0 + min(len(slots), row_len) * cell)
+    y += n_rows * (cell + row_gap) + 0.04
+
+    legend = ["A cell's colour = the storage element it reads; neighbours in storage have "
+              "neighbouring colours.",
+              "Grey: storage elements this tensor does not read."]
+    if repeat.any():
+        legend.append("Hatched: read again through a stride-0 dim (no memory of its own).")
+    if (counts > 1).any():
+        legend.append("×k: this storage element is read by k logical cells.")
+    if highlight is not None:
+        legend.append(f"Red: element {hl_index} → storage element "
+                      f"{_formula(facts.offset, hl_index, facts.stride)}.")
+    y = scene.lines(x0, y, [("\n".join(legend), {"fontsize": FS_SMALL, "color": MUTED})])
+    scene.height = y
+    return scene.render()
+
+
+def _as_index(index: Any, t: torch.Tensor) -> tuple[int, ...]:
+    idx = parse_ints(index, "highlight")
+    if len(idx) != t.dim():
+        raise IndexError(f"highlight={index!r} needs {t.dim()} indices, one per dim of "
+                         f"shape {tuple(t.shape)}")
+    for k, (i, n) in enumerate(zip(idx, t.shape)):
+        if not -n <= i < n:
+            raise IndexError(f"highlight index {i} is out of range for dim {k} of size {n}")
+    return idx
+
+
+def _formula(offset: int, index: Sequence[int], stride: Sequence[int]) -> str:
+    terms = [str(offset)] + [f"{i}·{s}" for i, s in zip(index, stride)]
+    return f"{' + '.join(terms)} = {offset + sum(i * s for i, s in zip(index, stride))}"
+
+
+# --------------------------------------------------------------------------- draw_broadcast
+
+
+def draw_broadcast(*shapes: Any, dtype: Any = torch.float32, max_elements: int = 8) -> Figure:
+    """Draw how 2 or 3 shapes broadcast: each operand stretched to the result shape.
+
+    Every operand is drawn at the result's shape; its real cells are solid and its
+    stretched cells (stride 0, read again from the cell they repeat) are faded and
+    hatched as "not allocated". Numbers are the index into the operand's own
+    storage, so a stretched row visibly repeats the same numbers. The result is
+    drawn last with the bytes it allocates. The heading has the right-aligned
+    table of sizes and the rule per dim; for incompatible shapes the operands are
+    drawn as they are and torch's error message is quoted.
+
+    Shapes and ``dtype`` are read as in :func:`explain_broadcast`, with the same
+    errors (``ValueError`` for fewer than 2 or more than 3 shapes, a negative size
+    or an unknown dtype, ``TypeError`` for a shape of the wrong type), plus
+    ``ValueError`` for a bad ``max_elements``.
+    """
+    report = explain_broadcast(*shapes, dtype=dtype)
+    cap = _check_cap(max_elements, "draw_broadcast")
+    itemsize = report.itemsize
+    dtype_name = str(report.dtype).replace("torch.", "")
+    panels: list[_Panel] = []
+    for op in report.operands:
+        if report.ok and report.result_shape is not None and op.expanded_stride is not None:
+            shape, stride = report.result_shape, op.expanded_stride
+            head2 = (f"stride {stride}: allocated {op.allocated_bytes} B, looks like "
+                     f"{op.logical_bytes} B")
+            head1 = f"{op.name}: {op.shape} → {shape}"
+        else:
+            shape = op.shape
+            stride = tuple(torch.empty(0).new_empty(shape, device="meta").stride())
+            head1, head2 = f"{op.name}: {op.shape}", f"{op.allocated_bytes} B"
+        numel = math.prod(shape)
+        header = [(head1, {"fontsize": FS_TEXT, "weight": "bold"}),
+                  (head2, {"fontsize": FS_SMALL, "color": MUTED})]
+        if numel == 0:
+            panels.append(_Panel(header, None, np.zeros((0, 4)), np.zeros(0, bool), [],
+                                 empty="(0 elements)"))
+            continue
+        grid = _grid(shape, cap)
+        sidx = grid.index @ np.asarray(stride, dtype=np.int64)
+        stretched = list(op.stretched_dims)
+        repeat = (grid.index[:, stretched] > 0).any(axis=1) if stretched \
+            else np.zeros(len(sidx), dtype=bool)
+        own = max(math.prod(op.shape), 1)
+        colours = _colours(sidx, 0, own - 1)
+        if repeat.any():
+            colours[repeat] = _colours(sidx[repeat], 0, own - 1, fade=0.8)
+        panels.append(_Panel(header, grid, colours, repeat, [str(int(s)) for s in sidx]))
+    if report.ok and report.result_shape is not None:
+        shape = report.result_shape
+        numel = math.prod(shape)
+        header = [(f"result: {shape}", {"fontsize": FS_TEXT, "weight": "bold"}),
+                  (f"new memory: {numel} × {itemsize} B = {report.result_bytes} B",
+                   {"fontsize": FS_SMALL, "color": MUTED})]
+        if numel == 0:
+            panels.append(_Panel(header, None, np.zeros((0, 4)), np.zeros(0, bool), [],
+                                 empty="(0 elements)"))
+        else:
+            grid = _grid(shape, cap)
+            strides = torch.empty(0).new_empty(shape, device="meta").stride()
+            flat = grid.index @ np.asarray(strides, dtype=np.int64)
+            panels.append(_Panel(header, grid, np.tile(np.asarray(RESULT_BLUE), (len(flat), 1)),
+                                 np.zeros(len(flat), dtype=bool), [str(int(s)) for s in flat]))
+
+    shapes_text = " with ".join(f"{op.name} {op.shape}" for op in report.operands)
+    heading: list[tuple[str, dict[str, Any]]] = []
+    if report.ok:
+        heading.append((f"broadcast {shapes_text} → {report.result_shape}   ({dtype_name})",
+                        {"fontsize": FS_TITLE, "weight": "bold"}))
+    else:
+        heading.append((f"cannot broadcast {shapes_text}", {"fontsize": FS_TITLE,
+                                                            "weight": "bold", "color": RED}))
+    heading.append((report.table(), {"fontsize": FS_TEXT, "family": "monospace"}))
+    if not report.ok:
+        wrapped = textwrap.fill("torch: " + (report.error or ""), 100)
+        heading.append((wrapped, {"fontsize": FS_TEXT, "color": RED}))
+
+    widths = sum(p.grid.w for p in panels if p.grid is not None) + 1.0 * len(panels)
+    cell = _cell_size(widths)
+    scene = _Scene()
+    y = scene.lines(MARGIN_IN, MARGIN_IN, heading) + 0.12
+    y = _flow(scene, panels, MARGIN_IN, y, cell) + 0.25
+    legend = "Numbers: which element of the operand's own storage a cell reads."
+    if report.ok and any(op.stretched_dims for op in report.operands):
+        legend += ("\nFaded, hatched: not allocated, the cell re-reads a real one through "
+                   "stride 0. Only the result allocates new memory.")
+    y = scene.lines(MARGIN_IN, y, [(legend, {"fontsize": FS_SMALL, "color": MUTED})])
+    scene.height = y
+    return scene.render()
