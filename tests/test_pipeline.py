@@ -43,7 +43,10 @@ from wrong_answers import wrong_answers
 pytestmark = pytest.mark.slow
 ALL = assignments()
 FIRST = ALL[0]
-CELL_TIMEOUT = 15
+# The main run uses the default per-cell timeout, which the slowest solution cell must fit
+# (a cold torch.compile included). The edge-case run uses a short one so the infinite loop
+# costs seconds, not a minute.
+EDGE_CELL_TIMEOUT = 15
 
 
 def _tests_of(assignment: str) -> list[str]:
@@ -69,7 +72,8 @@ def _digest(folder: Path) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
-    subs = tmp_path_factory.mktemp("submissions")
+    subs = tmp_path_factory.mktemp("submissions")      # every assignment, three students
+    edge = tmp_path_factory.mktemp("edge-submissions")  # the first assignment's edge cases
     workdir = tmp_path_factory.mktemp("grading")
     for a in ALL:
         sol, rel = read(solution_path(a)), read(release_path(a))
@@ -78,24 +82,30 @@ def graded(tmp_path_factory):
         table = wrong_answers(a)
         _write(with_replacements(rel, {gid: table[gid][0][1] for gid in _answers_of(a) if gid in table}),
                subs, "mistaken", a)
+
     sol = read(solution_path(FIRST))
     answers = _answers_of(FIRST)
     no_tests = nbformat.from_dict(dict(sol))
     deleted = _tests_of(FIRST)[0]
     no_tests.cells = [c for c in sol.cells if nbgrader_meta(c).get("grade_id") != deleted]
-    _write(no_tests, subs, "no-tests", FIRST)
-    _write(with_replacements(sol, {answers[2]: "while True:\n    pass\n"}), subs, "loops", FIRST)
-    _write(with_replacements(sol, {answers[2]: "import os\nos._exit(1)\n"}), subs, "exits", FIRST)
-    garbled = subs / "garbled" / FIRST / f"{FIRST}.ipynb"
+    _write(no_tests, edge, "no-tests", FIRST)
+    _write(with_replacements(sol, {answers[2]: "while True:\n    pass\n"}), edge, "loops", FIRST)
+    _write(with_replacements(sol, {answers[2]: "import os\nos._exit(1)\n"}), edge, "exits", FIRST)
+    garbled = edge / "garbled" / FIRST / f"{FIRST}.ipynb"
     garbled.parent.mkdir(parents=True)
     garbled.write_text("{ this is not json")
-    with zipfile.ZipFile(subs / "zipped.zip", "w") as zf:
+    with zipfile.ZipFile(edge / "zipped.zip", "w") as zf:
         zf.writestr(f"{FIRST}/{FIRST}.ipynb", nbformat.writes(sol))
-    before = _digest(subs)
-    run = subprocess.run([sys.executable, "-m", "autograder", "grade", str(subs), "--workdir",
-                          str(workdir), "--timeout", str(CELL_TIMEOUT)],
-                         cwd=REPO, capture_output=True, text=True, timeout=3000)
-    return {"subs": subs, "workdir": workdir, "run": run, "before": before}
+
+    before = {"main": _digest(subs), "edge": _digest(edge)}
+    runs = []
+    for folder, names, timeout in ((subs, ALL, None), (edge, [FIRST], EDGE_CELL_TIMEOUT)):
+        cmd = [sys.executable, "-m", "autograder", "grade", str(folder), *names,
+               "--workdir", str(workdir)]
+        if timeout:
+            cmd += ["--timeout", str(timeout)]
+        runs.append(subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=3000))
+    return {"subs": subs, "edge": edge, "workdir": workdir, "runs": runs, "before": before}
 
 
 def _scores(graded, assignment, student):
@@ -103,14 +113,15 @@ def _scores(graded, assignment, student):
 
 
 def test_grade_command_succeeds_and_reports_problems(graded):
-    run = graded["run"]
-    assert run.returncode == 0, run.stdout + run.stderr
-    assert "garbled" in run.stdout and "not a readable notebook" in run.stdout
-    assert "kernel died" in run.stdout
+    for run in graded["runs"]:
+        assert run.returncode == 0, run.stdout + run.stderr
+    edge_out = graded["runs"][1].stdout
+    assert "garbled" in edge_out and "not a readable notebook" in edge_out
+    assert "kernel died" in edge_out
 
 
 def test_submissions_are_never_modified(graded):
-    assert _digest(graded["subs"]) == graded["before"]
+    assert {"main": _digest(graded["subs"]), "edge": _digest(graded["edge"])} == graded["before"]
 
 
 @pytest.mark.parametrize("assignment", ALL)
