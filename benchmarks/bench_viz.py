@@ -15,6 +15,7 @@ import torch
 
 import tensorcourse as tc
 from tensorcourse.viz import draw_broadcast, draw_layout
+from tensorcourse.viz.draw import _glyph_path
 
 TARGET_S = 0.050
 
@@ -41,6 +42,14 @@ def main(argv: list[str] | None = None) -> int:
         ("draw_layout 3x4x5 transposed, base=", _redraw(lambda: draw_layout(b, base=base))),
         ("draw_broadcast (3, 1) with (4,)", _redraw(lambda: draw_broadcast((3, 1), (4,)))),
     ]
+    def cold() -> None:
+        # A tensor never drawn before: its label outlines are not cached yet.
+        _glyph_path.cache_clear()
+        _redraw(lambda: draw_layout(b))()
+
+    cases.append(("draw_layout 3x4x5 transposed, cold text cache", cold))
+    # What a notebook pays per redraw: the inline backend encodes a tight-cropped PNG.
+    cases.append(("draw_layout 6x8 float32 + PNG encode", lambda: draw_layout(a)._repr_png_()))
     worst = 0.0
     for index, (label, fn) in enumerate(cases):
         timing = tc.measure(fn, repeats=args.repeats, warmup=2, label=label)

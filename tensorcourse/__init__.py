@@ -12,7 +12,7 @@ Notebooks do ``import tensorcourse as tc`` and ``device = tc.setup()``.
 
 from __future__ import annotations
 
-from . import check
+from . import check, viz
 from .device import banner, describe, has_cuda, pick_device, setup
 from .timing import Timing, format_seconds, measure, synchronize
 
@@ -29,4 +29,5 @@ __all__ = [
     "setup",
     "synchronize",
     "Timing",
+    "viz",
 ]

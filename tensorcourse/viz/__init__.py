@@ -19,8 +19,10 @@ Notebooks do ``tc.viz.draw_layout(x.t(), base=x)``.
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from .broadcast import BroadcastReport, DimRule, OperandInfo, explain_broadcast
-from .draw import VizFigure, draw_broadcast, draw_layout
 from .layout import (
     LayoutFacts,
     address_formula,
@@ -32,7 +34,32 @@ from .layout import (
     storage_numel,
 )
 from .ops import OPS, OpResult, apply_op
-from .widgets import BroadcastExplorer, LayoutExplorer, broadcast_explorer, layout_explorer
+
+if TYPE_CHECKING:
+    from .draw import VizFigure, draw_broadcast, draw_layout
+    from .widgets import BroadcastExplorer, LayoutExplorer, broadcast_explorer, layout_explorer
+
+# matplotlib and ipywidgets take about half a second to import; every notebook does
+# `import tensorcourse`, and most never draw. So the drawing and widget names are
+# imported on first use (PEP 562), and `tc.viz.draw_layout` works as usual.
+_LAZY = {
+    "VizFigure": "draw", "draw_broadcast": "draw", "draw_layout": "draw",
+    "BroadcastExplorer": "widgets", "LayoutExplorer": "widgets",
+    "broadcast_explorer": "widgets", "layout_explorer": "widgets",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
 
 __all__ = [
     "BroadcastExplorer",

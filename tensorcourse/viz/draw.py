@@ -6,9 +6,13 @@ and nothing pops up), and no GUI backend is needed. :class:`VizFigure` renders
 itself as PNG in IPython, so a figure returned as the last expression of a cell
 shows inline (and lands in exported HTML) with or without ``%matplotlib inline``.
 
-Drawing cost is dominated by text, so every rectangle of a figure goes into one
-``PolyCollection`` (two, with the hatched ones) and each cell has exactly one
-text object.
+The explorer redraws on every control change, so a redraw must take a few tens of
+milliseconds (``benchmarks/bench_viz.py``). Text dominated that cost (about 1 ms per
+``Text`` object, and a figure has ~100 labels), so a figure holds no ``Text`` and no
+``Axes`` at all: every rectangle goes into one ``PolyCollection`` (plus one for the
+hatched cells), and every string into one ``PathCollection`` of glyph outlines that
+are cached per string. What the figure says stays readable from Python as
+``VizFigure.text_content``.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import math
 import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from itertools import product
 from typing import Any
 
@@ -25,16 +30,20 @@ import matplotlib
 import numpy as np
 import torch
 from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.collections import PolyCollection
+from matplotlib.collections import PathCollection, PolyCollection
 from matplotlib.figure import Figure
+from matplotlib.font_manager import FontProperties
+from matplotlib.path import Path
+from matplotlib.textpath import TextPath
+from matplotlib.transforms import Affine2D
 
-from ._inputs import parse_ints, require_tensor, storage_numel
+from ._inputs import require_tensor, storage_numel
 from .broadcast import explain_broadcast
 from .layout import (
+    _normalize_index,
     describe_layout,
     expanded_dims,
     shares_storage,
-    storage_index,
     storage_index_map,
 )
 
@@ -58,11 +67,18 @@ _CMAP = matplotlib.colormaps["turbo"]
 
 
 class VizFigure(Figure):
-    """A ``Figure`` with an Agg canvas that shows itself as PNG in IPython/Jupyter."""
+    """A ``Figure`` with an Agg canvas that shows itself as PNG in IPython/Jupyter.
+
+    ``text_content`` holds every string drawn in it, in drawing order (the text is
+    drawn as outlines, so this is the way to read it back: tests, alt text), and
+    ``stats`` a few counts (``logical_cells`` drawn, ``hatched`` cells...).
+    """
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         FigureCanvasAgg(self)  # attaches itself as self.canvas: draw()/savefig work headless
+        self.text_content = ""
+        self.stats: dict[str, int] = {}
 
     def _repr_png_(self) -> bytes:
         buf = io.BytesIO()
@@ -74,11 +90,11 @@ class VizFigure(Figure):
 
 
 def _elide(n: int, cap: int) -> list[int | None]:
-    """Indices ``0..n-1``, or the first and last ones around one ``None`` (the ellipsis)."""
+    """Indices ``0..n-1``, or ``cap`` of them: the first and last around a ``None`` (the ellipsis)."""
     if n <= cap:
         return list(range(n))
-    head = (cap - 1) // 2 + (cap - 1) % 2
-    tail = cap - 1 - head
+    head = (cap + 1) // 2
+    tail = cap - head
     return list(range(head)) + [None] + list(range(n - tail, n))
 
 
@@ -160,20 +176,18 @@ def _grid(shape: tuple[int, ...], cap: int) -> _Grid:
                 label = "[" + ", ".join(map(str, sr + sc)) + ", :, :]"
                 marks.append((x0 + col_w / 2, y0 + slab * 0.45, label, FS_SMALL, "center"))
             for ci, cp in enumerate(cols):
-                if cp is None:
-                    marks.append((x0 + ci + 0.5, cy + row_h / 2, "⋯", FS_TEXT + 1, "center"))
-                else:
+                if cp is not None:
                     marks.append((x0 + ci + 0.5, cy - top * 0.5, str(cp[0]), FS_SMALL, "center"))
             for ri, rp in enumerate(rows):
-                if rp is None:
-                    marks.append((x0 + col_w / 2, cy + ri + 0.5, "⋮", FS_TEXT + 1, "center"))
-                    continue
-                if c_i == 0 and nd >= 2:
+                if rp is not None and c_i == 0 and nd >= 2:
                     marks.append((x0 - 0.12, cy + ri + 0.5, str(rp[0]), FS_SMALL, "right"))
                 for ci, cp in enumerate(cols):
-                    if cp is not None:
+                    if cp is not None and rp is not None:
                         xy.append((x0 + ci, cy + ri))
                         index.append(sr + sc + rp + cp)
+                    else:  # an elided row and/or column, printed the way NumPy does
+                        dots = "⋱" if cp is None and rp is None else "⋯" if cp is None else "⋮"
+                        marks.append((x0 + ci + 0.5, cy + ri + 0.5, dots, FS_TEXT, "center"))
     return _Grid(np.asarray(xy, dtype=float).reshape(-1, 2),
                  np.asarray(index, dtype=np.int64).reshape(-1, nd), marks, width, height)
 
@@ -239,9 +253,11 @@ def _label_fontsize(labels: Sequence[str], cell_in: float) -> float:
     return max(4.5, min(9.0, by_width, by_height))
 
 
-def _text_w(text: str, fontsize: float) -> float:
-    """Estimated width in inches (DejaVu Sans averages about 0.6 em per character)."""
-    return max(len(line) for line in text.split("\n")) * fontsize * 0.6 / 72
+def _text_w(text: str, kw: dict[str, Any]) -> float:
+    """Width in inches of a heading line styled by ``kw`` (measured on its outline)."""
+    fs = round(kw.get("fontsize", FS_TEXT), 1)
+    return _glyph_path(text, fs, kw.get("weight") == "bold", kw.get("family") == "monospace",
+                       False, _line_h(fs))[2]
 
 
 def _line_h(fontsize: float) -> float:
@@ -250,41 +266,106 @@ def _line_h(fontsize: float) -> float:
 
 # --------------------------------------------------------------------------- the scene
 
+_FONTS: dict[tuple[bool, bool], FontProperties] = {}
+
+
+def _font(bold: bool, mono: bool) -> FontProperties:
+    key = (bold, mono)
+    if key not in _FONTS:
+        _FONTS[key] = FontProperties(family="DejaVu Sans Mono" if mono else "DejaVu Sans",
+                                     weight="bold" if bold else "normal")
+    return _FONTS[key]
+
+
+@lru_cache(maxsize=8192)
+def _glyph_path(text: str, fontsize: float, bold: bool, mono: bool, centre: bool,
+                step: float) -> tuple[np.ndarray, np.ndarray, float]:
+    """``text`` as filled outlines, in inches with y down, and its width.
+
+    The first line's baseline is at y = 0 and each next line ``step`` inches lower;
+    lines start at x = 0, or are centred on x = 0 when ``centre``. All text is drawn
+    this way, as one ``PathCollection`` of cached outlines: a ``Text`` object costs
+    about 1 ms per label per draw (layout plus glyph rendering), which for ~100 cell
+    labels would blow the redraw budget several times over.
+    """
+    verts, codes, width = [], [], 0.0
+    for k, line in enumerate(text.split("\n")):
+        path = TextPath((0, 0), line, size=fontsize, prop=_font(bold, mono))
+        if not len(path.vertices):
+            continue
+        v = path.vertices / 72  # points -> inches
+        v[:, 1] = k * step - v[:, 1]  # y up -> y down, then move to this line
+        x0, x1 = v[:, 0].min(), v[:, 0].max()
+        if centre:
+            v[:, 0] -= (x0 + x1) / 2
+        verts.append(v)
+        codes.append(path.codes if path.codes is not None
+                     else np.full(len(v), Path.LINETO, dtype=np.uint8))
+        width = max(width, x1 - x0 if centre else x1)
+    if not verts:
+        return np.zeros((0, 2)), np.zeros(0, dtype=np.uint8), 0.0
+    return np.concatenate(verts), np.concatenate(codes), width
+
 
 @dataclass
 class _Scene:
-    """Rectangles and texts in inches; :meth:`render` turns them into one figure."""
+    """Rectangles and text in inches (y down); :meth:`render` makes one figure of them."""
 
     rects: list[tuple[float, float, float, float]] = field(default_factory=list)
     faces: list[np.ndarray] = field(default_factory=list)
     hatched: list[tuple[float, float, float, float]] = field(default_factory=list)
     hatched_faces: list[np.ndarray] = field(default_factory=list)
     outlines: list[tuple[float, float, float, float]] = field(default_factory=list)
-    texts: list[tuple[float, float, str, dict[str, Any]]] = field(default_factory=list)
+    paths: list[Path] = field(default_factory=list)
+    colours: list[str] = field(default_factory=list)
+    strings: list[str] = field(default_factory=list)
     width: float = 0.0
     height: float = 0.0
 
-    def text(self, x: float, y: float, s: str, **kw: Any) -> None:
-        self.texts.append((x, y, s, kw))
+    def label(self, x: float, y: float, s: str, fontsize: float, color: str = INK,
+              ha: str = "center", bold: bool = False) -> None:
+        """A short label (1 or 2 lines) centred vertically on ``y``; ``ha``: where ``x`` is."""
+        self.strings.append(s)
+        fs = round(fontsize, 1)
+        step = fs * 1.2 / 72
+        v, codes, width = _glyph_path(s, fs, bold, False, True, step)
+        if not len(v):
+            return
+        # Centre the block on the middle of a digit (cap height ~0.73 em) so labels
+        # of different lengths share a baseline.
+        dy = y + 0.365 * fs / 72 - s.count("\n") * step / 2
+        dx = x + (width / 2 if ha == "left" else -width / 2 if ha == "right" else 0.0)
+        self.paths.append(Path(v + (dx, dy), codes))
+        self.colours.append(color)
 
     def lines(self, x: float, y: float, lines: Sequence[tuple[str, dict[str, Any]]]) -> float:
-        """Stack text lines downwards from ``y``; return the y below them."""
+        """Stack text lines downwards from ``y`` (their top); return the y below them.
+
+        Style keys: ``fontsize``, ``color``, ``weight`` ("bold"), ``family`` ("monospace").
+        """
         for s, kw in lines:
-            fs = kw.get("fontsize", FS_TEXT)
-            n = s.count("\n") + 1
-            self.text(x, y, s, va="top", ha="left", **kw)
-            y += _line_h(fs) * n
-            self.width = max(self.width, x + _text_w(s, fs))
+            self.strings.append(s)
+            fs = round(kw.get("fontsize", FS_TEXT), 1)
+            step = _line_h(fs)
+            v, codes, width = _glyph_path(s, fs, kw.get("weight") == "bold",
+                                          kw.get("family") == "monospace", False, step)
+            if len(v):
+                self.paths.append(Path(v + (x, y + fs * 1.02 / 72), codes))
+                self.colours.append(kw.get("color", INK))
+            y += step * (s.count("\n") + 1)
+            self.width = max(self.width, x + width)
         return y
 
     def render(self) -> VizFigure:
         w = self.width + MARGIN_IN
         h = self.height + MARGIN_IN
         fig = VizFigure(figsize=(w, h), dpi=100, facecolor="white")
-        ax = fig.add_axes((0.0, 0.0, 1.0, 1.0))
-        ax.set_axis_off()
-        ax.set_xlim(0, w)
-        ax.set_ylim(h, 0)
+        fig.text_content = "\n".join(self.strings)
+        fig.stats = {"rects": len(self.rects), "hatched": len(self.hatched),
+                     "labels": len(self.paths)}
+        # Artists live on the figure itself, in inches with y pointing down: no Axes
+        # (creating one costs ~10 ms, and it would only be hidden).
+        to_fig = Affine2D().scale(1, -1).translate(0, h) + fig.dpi_scale_trans
 
         def verts(rects: list[tuple[float, float, float, float]]) -> np.ndarray:
             r = np.asarray(rects, dtype=float).reshape(-1, 4)
@@ -293,19 +374,19 @@ class _Scene:
                              np.stack([x1, y1], 1), np.stack([x0, y1], 1)], 1)
 
         if self.rects:
-            ax.add_collection(PolyCollection(verts(self.rects), facecolors=np.vstack(self.faces),
-                                             edgecolors="white", linewidths=1.0))
+            fig.add_artist(PolyCollection(verts(self.rects), facecolors=np.vstack(self.faces),
+                                          edgecolors="white", linewidths=1.0, transform=to_fig))
         if self.hatched:
-            ax.add_collection(PolyCollection(verts(self.hatched),
-                                             facecolors=np.vstack(self.hatched_faces),
-                                             edgecolors="#9a9a9a", linewidths=0.4, hatch="///"))
+            fig.add_artist(PolyCollection(verts(self.hatched),
+                                          facecolors=np.vstack(self.hatched_faces),
+                                          edgecolors="#b0b0b0", linewidths=0.4, hatch="///",
+                                          transform=to_fig))
         if self.outlines:
-            ax.add_collection(PolyCollection(verts(self.outlines), facecolors="none",
-                                             edgecolors=RED, linewidths=2.2))
-        for x, y, s, kw in self.texts:
-            kw.setdefault("fontsize", FS_TEXT)
-            kw.setdefault("color", INK)
-            ax.text(x, y, s, **kw)
+            fig.add_artist(PolyCollection(verts(self.outlines), facecolors="none",
+                                          edgecolors=RED, linewidths=2.2, transform=to_fig))
+        if self.paths:
+            fig.add_artist(PathCollection(self.paths, facecolors=self.colours, edgecolors="none",
+                                          linewidths=0.0, transform=to_fig))
         return fig
 
 
@@ -324,7 +405,7 @@ class _Panel:
     def size(self, cell: float) -> tuple[float, float]:
         head_h = sum(_line_h(kw.get("fontsize", FS_TEXT)) * (s.count("\n") + 1)
                      for s, kw in self.header)
-        head_w = max((_text_w(s, kw.get("fontsize", FS_TEXT)) for s, kw in self.header),
+        head_w = max((_text_w(s, kw) for s, kw in self.header),
                      default=0.0)
         if self.grid is None:
             return max(head_w, 1.5), head_h + 0.4
@@ -334,7 +415,7 @@ class _Panel:
         """Draw at (x, y); return each drawn cell's top-left corner in inches."""
         y = scene.lines(x, y, self.header) + 0.08
         if self.grid is None:
-            scene.text(x, y + 0.1, self.empty or "", va="top", fontsize=FS_TEXT, color=MUTED)
+            scene.label(x, y + 0.2, self.empty or "", FS_TEXT, MUTED, "left")
             return []
         g = self.grid
         pad = cell * 0.04
@@ -345,11 +426,9 @@ class _Panel:
             rect = (cx + pad, cy + pad, cell - 2 * pad, cell - 2 * pad)
             (scene.hatched if hatch else scene.rects).append(rect)
             (scene.hatched_faces if hatch else scene.faces).append(colour)
-            scene.text(cx + cell / 2, cy + cell / 2, label, ha="center", va="center",
-                       fontsize=fs, color=MUTED if hatch else INK)
+            scene.label(cx + cell / 2, cy + cell / 2, label, fs, MUTED if hatch else INK)
         for mx, my, s, mfs, ha in g.marks:
-            scene.text(x + mx * cell, y + my * cell, s, ha=ha, va="center", fontsize=mfs,
-                       color=MUTED)
+            scene.label(x + mx * cell, y + my * cell, s, mfs, MUTED, ha)
         if self.highlight is not None:
             cx, cy = corners[self.highlight]
             scene.outlines.append((cx, cy, cell, cell))
@@ -441,7 +520,8 @@ def draw_layout(
     Raises ``TypeError`` if ``t`` or ``base`` is not a ``torch.Tensor`` (a list, a
     NumPy array...: pass ``torch.tensor(...)``), ``ValueError`` for a tensor with
     0 elements, a sparse or other non-strided tensor, or a bad ``label`` /
-    ``max_elements``, and ``IndexError`` for an out-of-range ``highlight``.
+    ``max_elements``, and ``IndexError`` for an out-of-range ``highlight``
+    (``ValueError`` if it is not whole numbers).
     """
     t = require_tensor(t, "draw_layout")
     if base is not None:
@@ -468,10 +548,9 @@ def draw_layout(
         base_grid = _grid(tuple(base.shape), cap)
         base_sidx = base.storage_offset() + base_grid.index @ np.asarray(base.stride(),
                                                                          dtype=np.int64)
-    # Colours span what the view reads (and the base, when they share storage).
+    # The palette spans only what the view reads (everything else is grey), so even a
+    # view of three neighbouring elements gets clearly different colours.
     lo, hi = int(read.min()), int(read.max())
-    if shared and base_sidx is not None and len(base_sidx):
-        lo, hi = min(lo, int(base_sidx.min())), max(hi, int(base_sidx.max()))
 
     slots = _strip_slots(n_storage, np.concatenate([sidx, [facts.offset]]).astype(np.int64))
     total_w = grid.w + (base_grid.w + 1.5 if base_grid is not None else 0.0)
@@ -495,8 +574,7 @@ def draw_layout(
     view_labels = labels_for(sidx, t, grid.index, label)
     hl_pos = None
     if highlight is not None:
-        hl_index = tuple(int(i) % n for i, n in zip(_as_index(highlight, t), t.shape))
-        storage_index(t, hl_index)  # raises IndexError for a bad index
+        hl_index = _normalize_index(t, highlight)  # IndexError/ValueError for a bad index
         matches = np.nonzero((grid.index == np.asarray(hl_index, dtype=np.int64)).all(axis=1))[0]
         hl_pos = int(matches[0]) if len(matches) else None
         hl_storage = facts.offset + int(np.dot(hl_index, stride)) if facts.shape else facts.offset
@@ -546,14 +624,14 @@ def draw_layout(
         if shared:
             n_read = len(read) if t.numel() <= MAX_READ_SET else None
             reads = f"reads {n_read} of its {n_storage} elements, " if n_read is not None else ""
-            heading.append((f"shares storage with base: {reads}storage elements "
+            heading.append((f"shares storage with base: {reads}spanning storage elements "
                             f"{facts.span[0]}..{facts.span[1]}"
                             if facts.span else "shares storage with base",
                             {"fontsize": FS_TEXT, "color": "#1b5e20", "weight": "bold"}))
         else:
-            heading.append(("does NOT share storage with base: it is a copy in new memory "
-                            "(advanced indexing, .contiguous(), reshape... copied);\n"
-                            "writing to it leaves base unchanged",
+            heading.append(("does NOT share storage with base: it lives in its own memory "
+                            "(e.g. a copy made by advanced indexing,\n.contiguous() or reshape), "
+                            "so writing to it leaves base unchanged",
                             {"fontsize": FS_TEXT, "color": RED, "weight": "bold"}))
     for k in expanded:
         heading.append((f"dim {k} has stride 0 (expanded): its {facts.shape[k]} indices re-read "
@@ -564,7 +642,9 @@ def draw_layout(
 
     # The storage strip.
     dtype = str(facts.dtype).replace("torch.", "")
-    strip_head = (f"storage, in element units: {n_storage} × {dtype} ({facts.itemsize} B each) "
+    whose = ("storage shared by base and view" if shared else
+             "the view's own storage" if base is not None else "storage")
+    strip_head = (f"{whose}, in element units: {n_storage} × {dtype} ({facts.itemsize} B each) "
                   f"= {facts.storage_bytes} B" + ("   (a summary: … hides elements)"
                                                    if None in slots else ""))
     y = scene.lines(x0, y, [(strip_head, {"fontsize": FS_TEXT, "weight": "bold"})]) + 0.06
@@ -584,8 +664,7 @@ def draw_layout(
         r, c = divmod(pos, row_len)
         cx, cy = x0 + c * cell, y + r * (cell + row_gap)
         if s is None:
-            scene.text(cx + cell / 2, cy + cell / 2, "…", ha="center", va="center",
-                       fontsize=FS_TEXT + 2, color=MUTED)
+            scene.label(cx + cell / 2, cy + cell / 2, "…", FS_TEXT + 2, MUTED)
             continue
         if s in read_set:
             colour = colour_of[s]
@@ -593,14 +672,13 @@ def draw_layout(
             colour = np.asarray(GREY_UNREAD if s in base_read else GREY_SPARE)
         scene.rects.append((cx + cell * 0.04, cy + cell * 0.04, cell * 0.92, cell * 0.92))
         scene.faces.append(np.asarray(colour))
-        scene.text(cx + cell / 2, cy + cell / 2, strip_labels[s], ha="center", va="center",
-                   fontsize=fs, color=INK if s in read_set else "#9a9a9a")
+        scene.label(cx + cell / 2, cy + cell / 2, strip_labels[s], fs,
+                    INK if s in read_set else "#9a9a9a")
         if read_set.get(s, 0) > 1:
-            scene.text(cx + cell * 0.96, cy + cell * 0.02, f"×{read_set[s]}", ha="right",
-                       va="top", fontsize=5.5, color="#4a148c", weight="bold")
+            scene.label(cx + cell * 0.93, cy + cell * 0.8, f"×{read_set[s]}", 5.5, "#4a148c",
+                        "right", bold=True)
         if s == facts.offset:
-            scene.text(cx + cell * 0.5, cy + cell + 0.01, "▲ offset", ha="center", va="top",
-                       fontsize=6.5, color=INK, weight="bold")
+            scene.label(cx + cell * 0.5, cy + cell + 0.09, "▲ offset", 6.5, INK, bold=True)
         if s == hl_storage:
             scene.outlines.append((cx, cy, cell, cell))
     n_rows = max(1, math.ceil(len(slots) / row_len))
@@ -608,8 +686,9 @@ def draw_layout(
     y += n_rows * (cell + row_gap) + 0.04
 
     legend = ["A cell's colour = the storage element it reads; neighbours in storage have "
-              "neighbouring colours.",
-              "Grey: storage elements this tensor does not read."]
+              "neighbouring colours."]
+    if any(s is not None and s not in read_set for s in slots):
+        legend.append("Grey: storage elements this tensor does not read.")
     if repeat.any():
         legend.append("Hatched: read again through a stride-0 dim (no memory of its own).")
     if (counts > 1).any():
@@ -619,18 +698,9 @@ def draw_layout(
                       f"{_formula(facts.offset, hl_index, facts.stride)}.")
     y = scene.lines(x0, y, [("\n".join(legend), {"fontsize": FS_SMALL, "color": MUTED})])
     scene.height = y
-    return scene.render()
-
-
-def _as_index(index: Any, t: torch.Tensor) -> tuple[int, ...]:
-    idx = parse_ints(index, "highlight")
-    if len(idx) != t.dim():
-        raise IndexError(f"highlight={index!r} needs {t.dim()} indices, one per dim of "
-                         f"shape {tuple(t.shape)}")
-    for k, (i, n) in enumerate(zip(idx, t.shape)):
-        if not -n <= i < n:
-            raise IndexError(f"highlight index {i} is out of range for dim {k} of size {n}")
-    return idx
+    fig = scene.render()
+    fig.stats["logical_cells"] = len(grid.xy)
+    return fig
 
 
 def _formula(offset: int, index: Sequence[int], stride: Sequence[int]) -> str:
@@ -670,7 +740,7 @@ def draw_broadcast(*shapes: Any, dtype: Any = torch.float32, max_elements: int =
             head1 = f"{op.name}: {op.shape} → {shape}"
         else:
             shape = op.shape
-            stride = tuple(torch.empty(0).new_empty(shape, device="meta").stride())
+            stride = tuple(torch.empty(shape, device="meta").stride())
             head1, head2 = f"{op.name}: {op.shape}", f"{op.allocated_bytes} B"
         numel = math.prod(shape)
         header = [(head1, {"fontsize": FS_TEXT, "weight": "bold"}),
@@ -700,7 +770,7 @@ def draw_broadcast(*shapes: Any, dtype: Any = torch.float32, max_elements: int =
                                  empty="(0 elements)"))
         else:
             grid = _grid(shape, cap)
-            strides = torch.empty(0).new_empty(shape, device="meta").stride()
+            strides = torch.empty(shape, device="meta").stride()
             flat = grid.index @ np.asarray(strides, dtype=np.int64)
             panels.append(_Panel(header, grid, np.tile(np.asarray(RESULT_BLUE), (len(flat), 1)),
                                  np.zeros(len(flat), dtype=bool), [str(int(s)) for s in flat]))

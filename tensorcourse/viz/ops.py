@@ -19,7 +19,7 @@ from typing import Any, Callable
 import torch
 
 from ._inputs import parse_ints, require_tensor, storage_numel
-from .layout import expanded_dims, shares_storage
+from .layout import expanded_dims, shares_storage, storage_index_map
 
 __all__ = ["OPS", "OpResult", "OpSpec", "Param", "apply_op", "default_params", "view_blockers"]
 
@@ -357,6 +357,12 @@ def apply_op(t: torch.Tensor, op: str, **params: Any) -> OpResult:
     for k in expanded_dims(out):
         notes_list.append(f"dim {k} has stride 0: all {out.shape[k]} indices read the same "
                           "elements, nothing was allocated for it")
+    if out.numel() <= 200_000 and not expanded_dims(out):
+        distinct = storage_index_map(out).unique().numel()
+        if distinct < out.numel():
+            notes_list.append(f"overlap: its {out.numel()} elements read only {distinct} distinct "
+                              "storage elements, so some are read more than once (writing "
+                              "through it is unsafe)")
     if op in ("contiguous", "reshape") and shared and out.data_ptr() == t.data_ptr() \
             and tuple(out.stride()) == tuple(t.stride()):
         notes_list.append(f"{op}() returned the input's layout unchanged over the same "

@@ -20,6 +20,7 @@ from typing import Any
 
 import ipywidgets as widgets
 import torch
+from IPython import get_ipython
 from IPython.display import display
 from matplotlib.figure import Figure
 
@@ -36,6 +37,9 @@ _ERR = "color:#b00020"
 
 
 def _show(out: widgets.Output, fig: Figure | None) -> None:
+    """Replace what ``out`` shows with ``fig`` (nothing to show it on outside IPython)."""
+    if get_ipython() is None:
+        return
     out.clear_output(wait=True)
     if fig is not None:
         with out:
