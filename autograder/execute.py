@@ -46,6 +46,11 @@ class SurvivingExecute(Execute):
                 raise
             return nb, self.resources
 
+    def on_comm_open_jupyter_widget(self, msg: dict[str, Any]) -> None:
+        # Grading needs no widget emulation, and nbclient's can stall a widget cell until
+        # the cell timeout (jupyter/nbclient#312), slowing every submission that shows one.
+        return None
+
     def preprocess_cell(self, cell: NotebookNode, resources: Any, index: int):
         if self._kernel_dead:
             if cell.cell_type == "code":
