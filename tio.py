@@ -1,8 +1,14 @@
 #!/usr/bin/env python3
 """Set up and run the Tensors Inside Out course with nothing but python3.
 
-    python3 tio.py lab     # create .venv, install, open the course in JupyterLab
-    python3 tio.py test    # create .venv, install, run every check (what CI runs)
+    python3 tio.py lab               # create .venv, install, open the course in JupyterLab
+    python3 tio.py test              # create .venv, install, run every check (what CI runs)
+    python3 tio.py test -k pipeline  # with arguments: only pytest, with those arguments
+
+`test` without arguments runs three stages: the pytest suite (in parallel, one process per
+CPU, each test file kept in one process); the helper package, widget and notebook-01 tests
+again under ipywidgets 7.7 (what Colab ships) in a second environment, .venv-ipywidgets7;
+and binder/check.py, which builds the Binder environment without Docker and checks it.
 
 The virtual environment lives in .venv/ (override with TIO_VENV=/some/path). It is
 (re)installed only when requirements.txt or pyproject.toml changed since the last
@@ -21,37 +27,91 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent
 VENV = Path(os.environ.get("TIO_VENV", ROOT / ".venv"))
 FIRST_NOTEBOOK = "notebooks/01-why-tensors/01-why-tensors.ipynb"
+ARTIFACTS = ROOT / ".test-output"
+COMPAT_VENV = Path(os.environ.get("TIO_COMPAT_VENV", ROOT / ".venv-ipywidgets7"))
+COMPAT_TESTS = ["tests/test_tensorcourse.py", "tests/test_launch.py",
+                "tests/test_notebooks.py::test_solution_notebook_runs_clean_on_cpu[01-why-tensors]"]
 USAGE = "usage: python3 tio.py lab [jupyter args...] | python3 tio.py test [pytest args...]"
 
 
-def _bin(name: str) -> str:
+def _bin(name: str, env: Path = VENV) -> str:
     folder = "Scripts" if os.name == "nt" else "bin"
-    return str(VENV / folder / name)
+    return str(env / folder / name)
 
 
-def _fingerprint() -> str:
-    h = hashlib.sha256()
-    for name in ("requirements.txt", "pyproject.toml"):
-        h.update((ROOT / name).read_bytes())
+def _fingerprint(requirements: str) -> str:
+    h = hashlib.sha256(requirements.encode())
+    h.update((ROOT / "pyproject.toml").read_bytes())
     return h.hexdigest()
 
 
-def ensure_environment() -> None:
-    """Create the venv and install the pinned requirements plus the helper package."""
+def ensure_environment(env: Path = VENV, requirements: str | None = None) -> None:
+    """Create ``env`` and install the pinned requirements plus the helper package.
+
+    Skipped when the same requirements were installed there before (a stamp file).
+    """
     if sys.version_info < (3, 9):  # noqa: UP036 - tell users of an old python3 clearly
         sys.exit(f"Python 3.9 or newer is needed; this is {sys.version.split()[0]}.")
-    stamp = VENV / ".tio-installed"
-    if stamp.exists() and stamp.read_text() == _fingerprint():
+    if requirements is None:
+        requirements = (ROOT / "requirements.txt").read_text()
+    stamp = env / ".tio-installed"
+    if stamp.exists() and stamp.read_text() == _fingerprint(requirements):
         return
-    if not Path(_bin("python")).exists():
-        print(f"Creating a virtual environment in {VENV} ...", flush=True)
-        venv.create(VENV, with_pip=True)
-    print("Installing the course's requirements (the first time takes a few minutes) ...",
-          flush=True)
-    pip = [_bin("python"), "-m", "pip", "install", "--disable-pip-version-check", "-q"]
+    if not Path(_bin("python", env)).exists():
+        print(f"Creating a virtual environment in {env} ...", flush=True)
+        venv.create(env, with_pip=True)
+    print(f"Installing the course's requirements into {env} (the first time takes a few "
+          "minutes) ...", flush=True)
+    ARTIFACTS.mkdir(exist_ok=True)
+    pins = ARTIFACTS / f"requirements-{env.name}.txt"
+    pins.write_text(requirements)
+    pip = [_bin("python", env), "-m", "pip", "install", "--disable-pip-version-check", "-q"]
     subprocess.run(pip + ["--upgrade", "pip"], check=True)
-    subprocess.run(pip + ["-r", str(ROOT / "requirements.txt"), "-e", str(ROOT)], check=True)
-    stamp.write_text(_fingerprint())
+    subprocess.run(pip + ["-r", str(pins), "-e", str(ROOT)], check=True)
+    stamp.write_text(_fingerprint(requirements))
+
+
+def _with_path(env: Path) -> dict[str, str]:
+    environ = dict(os.environ)
+    environ["PATH"] = str(Path(_bin("python", env)).parent) + os.pathsep + environ.get("PATH", "")
+    return environ
+
+
+def _stage(title: str) -> None:
+    print(f"\n==== {title}", flush=True)
+
+
+def run_all_checks() -> int:
+    """The full suite: pytest, the ipywidgets 7.7 environment, the Binder build."""
+    _stage("1/3 pytest: unit tests, every notebook, wrong answers, nbgrader pipeline, browser")
+    args = [_bin("python"), "-m", "pytest", "-q", "-n", "auto", "--dist", "loadfile"]
+    print("+ " + " ".join(args), flush=True)
+    if subprocess.run(args, cwd=ROOT, env=_with_path(VENV)).returncode != 0:
+        return 1
+
+    _stage("2/3 ipywidgets 7.7 (what Colab ships): helper, widget and notebook-01 tests")
+    pins = [line for line in (ROOT / "requirements.txt").read_text().splitlines()
+            if not line.startswith(("playwright==", "pytest-xdist=="))]
+    pins = [("ipywidgets==7.7.*" if line.startswith("ipywidgets==") else line) for line in pins]
+    ensure_environment(COMPAT_VENV, "\n".join(pins) + "\n")
+    probe = "import ipywidgets as w; assert w.__version__.startswith('7.7'), w.__version__; " \
+            "print('ipywidgets', w.__version__)"
+    if subprocess.run([_bin("python", COMPAT_VENV), "-c", probe]).returncode != 0:
+        return 1
+    args = [_bin("python", COMPAT_VENV), "-m", "pytest", "-q", "-p", "no:cacheprovider",
+            *COMPAT_TESTS, *sorted(str(p.relative_to(ROOT)) for p in ROOT.glob("tests/test_viz_*.py"))]
+    print("+ " + " ".join(args), flush=True)
+    if subprocess.run(args, cwd=ROOT, env=_with_path(COMPAT_VENV)).returncode != 0:
+        return 1
+
+    _stage("3/3 Binder environment built the way repo2docker would, without Docker")
+    args = [sys.executable, str(ROOT / "binder" / "check.py"), "--output",
+            str(ARTIFACTS / "binder")]
+    print("+ " + " ".join(args), flush=True)
+    if subprocess.run(args, cwd=ROOT).returncode != 0:
+        return 1
+    _stage(f"All checks passed. Artifacts (screenshots, Binder report): {ARTIFACTS}/")
+    return 0
 
 
 def main(argv: list[str]) -> int:
@@ -66,14 +126,18 @@ def main(argv: list[str]) -> int:
               "can create virtual environments (Debian/Ubuntu: apt install python3-venv).",
               file=sys.stderr)
         return 1
-    env = dict(os.environ)
-    env["PATH"] = str(Path(_bin("python")).parent) + os.pathsep + env.get("PATH", "")
+    if command == "test" and not rest:
+        try:
+            return run_all_checks()
+        except subprocess.CalledProcessError as err:
+            print(f"Setting up the ipywidgets 7.7 environment failed ({err}).", file=sys.stderr)
+            return 1
     if command == "lab":
         args = [_bin("jupyter"), "lab", FIRST_NOTEBOOK, *rest]
     else:
-        args = [_bin("python"), "-m", "pytest", *(rest or ["-q"])]
+        args = [_bin("python"), "-m", "pytest", *rest]
     print("+ " + " ".join(args), flush=True)
-    return subprocess.run(args, cwd=ROOT, env=env).returncode
+    return subprocess.run(args, cwd=ROOT, env=_with_path(VENV)).returncode
 
 
 if __name__ == "__main__":

@@ -11,6 +11,8 @@ default, ignored by git).
 from __future__ import annotations
 
 import re
+import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 from traitlets.config import Config
@@ -21,6 +23,8 @@ REPO = Path(__file__).resolve().parent.parent
 SOLUTIONS = REPO / "solutions"
 NOTEBOOKS = REPO / "notebooks"
 DEFAULT_WORKDIR = REPO / ".grading"
+PYPROJECT = REPO / "pyproject.toml"
+README = REPO / "README.md"
 
 # Assignments are ordered by a two-digit prefix and named for what they teach.
 ASSIGNMENT_NAME = re.compile(r"^\d\d-[a-z0-9]+(?:-[a-z0-9]+)*$")
@@ -44,6 +48,70 @@ CODE_STUB = "# YOUR CODE HERE\nraise NotImplementedError()"
 
 class CourseError(Exception):
     """A problem the user can fix; the message says how. The CLI prints it without a traceback."""
+
+
+@dataclass(frozen=True)
+class Publication:
+    """Where the course is published: ``[tool.tensorcourse]`` in pyproject.toml.
+
+    The one setting behind every "Open in Colab" / "Launch Binder" badge and the
+    Colab setup cell's ``pip install git+<repository>@<branch>``. A fork changes it
+    and runs ``python -m autograder generate``.
+    """
+
+    repository: str  # https://github.com/OWNER/NAME
+    branch: str
+
+    @property
+    def owner_name(self) -> str:
+        """``OWNER/NAME``, as Colab's and mybinder.org's GitHub URLs want it."""
+        return self.repository.removeprefix("https://github.com/")
+
+
+_GITHUB_URL = re.compile(r"^https://github\.com/[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
+_BRANCH = re.compile(r"^[A-Za-z0-9._/-]+$")
+
+
+def _read_tool_table(path: Path) -> dict:
+    """``[tool.tensorcourse]`` of ``path``, with tomllib (Python 3.11+) or a small fallback."""
+    text = path.read_text(encoding="utf-8")
+    if sys.version_info >= (3, 11):
+        import tomllib
+
+        return tomllib.loads(text).get("tool", {}).get("tensorcourse", {})
+    return _tool_table_fallback(text)
+
+
+def _tool_table_fallback(text: str) -> dict[str, str]:
+    """Python 3.9/3.10 have no tomllib: the table holds only ``key = "string"`` lines."""
+    table: dict[str, str] = {}
+    inside = False
+    for raw in text.splitlines():
+        line = raw.strip()
+        if line.startswith("["):
+            inside = line.split("#")[0].strip() == "[tool.tensorcourse]"
+            continue
+        match = re.match(r'^([A-Za-z_][A-Za-z0-9_-]*)\s*=\s*"([^"]*)"\s*(#.*)?$', line)
+        if inside and match:
+            table[match.group(1)] = match.group(2)
+    return table
+
+
+def publication(pyproject: Path = PYPROJECT) -> Publication:
+    """Read and check the repository URL and branch the launch links point at."""
+    where = f"[tool.tensorcourse] in {pyproject.name}"
+    table = _read_tool_table(pyproject)
+    repository = str(table.get("repository", "")).strip().rstrip("/")
+    repository = repository[:-4] if repository.endswith(".git") else repository
+    branch = str(table.get("branch", "")).strip()
+    if not _GITHUB_URL.match(repository):
+        raise CourseError(f"{where}: `repository` must be a GitHub URL like "
+                          "https://github.com/OWNER/NAME (Colab and mybinder.org open GitHub "
+                          f"repositories); it is {table.get('repository')!r}.")
+    if not _BRANCH.match(branch) or branch.startswith(("-", "/")) or ".." in branch:
+        raise CourseError(f"{where}: `branch` must be a git branch name like main; "
+                          f"it is {table.get('branch')!r}.")
+    return Publication(repository, branch)
 
 
 def assignments() -> list[str]:

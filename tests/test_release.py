@@ -9,6 +9,7 @@ import sys
 
 import pytest
 
+from autograder.generate import LAUNCH_CELL_IDS, is_launch_cell
 from coursefiles import (
     NOTEBOOKS,
     REPO,
@@ -73,7 +74,12 @@ def test_release_holds_no_solution_or_hidden_test(assignment):
                 if len(line.strip()) > 25:
                     assert line.strip() not in student_cell, \
                         f"{assignment}: solution line leaked: {line}"
-    assert len(rel.cells) == len(sol.cells)
+    # generate adds the launch cells (badges, Colab setup) on top and nothing else: the
+    # course's own cells match the solution's one to one.
+    launch = [c for c in rel.cells if is_launch_cell(c)]
+    assert [c.get("id") for c in rel.cells[:len(launch)]] == list(LAUNCH_CELL_IDS), \
+        f"{assignment}: the student notebook must start with the launch cells"
+    assert len(rel.cells) - len(launch) == len(sol.cells)
 
 
 @pytest.mark.parametrize("assignment", ALL)
