@@ -13,6 +13,9 @@
 * :mod:`tensorcourse.viz.widgets`: :func:`layout_explorer` and
   :func:`broadcast_explorer`, thin ipywidgets layers over the above (ipywidgets
   7.7 and 8, inline backend; no ipympl).
+* :mod:`tensorcourse.viz.compare`: :func:`compare_layouts` draws a learner's
+  layout next to the expected one with a verdict (exercise feedback);
+  :func:`layout_diff` is the verdict alone.
 
 Notebooks do ``tc.viz.draw_layout(x.t(), base=x)``.
 """
@@ -36,6 +39,7 @@ from .layout import (
 from .ops import OPS, OpResult, apply_op
 
 if TYPE_CHECKING:
+    from .compare import LayoutComparison, LayoutDiff, compare_layouts, layout_diff
     from .draw import VizFigure, draw_broadcast, draw_layout
     from .widgets import BroadcastExplorer, LayoutExplorer, broadcast_explorer, layout_explorer
 
@@ -46,6 +50,8 @@ _LAZY = {
     "VizFigure": "draw", "draw_broadcast": "draw", "draw_layout": "draw",
     "BroadcastExplorer": "widgets", "LayoutExplorer": "widgets",
     "broadcast_explorer": "widgets", "layout_explorer": "widgets",
+    "LayoutComparison": "compare", "LayoutDiff": "compare", "compare_layouts": "compare",
+    "layout_diff": "compare",
 }
 
 
@@ -65,6 +71,8 @@ __all__ = [
     "BroadcastExplorer",
     "BroadcastReport",
     "DimRule",
+    "LayoutComparison",
+    "LayoutDiff",
     "LayoutExplorer",
     "LayoutFacts",
     "OPS",
@@ -74,11 +82,13 @@ __all__ = [
     "address_formula",
     "apply_op",
     "broadcast_explorer",
+    "compare_layouts",
     "describe_layout",
     "draw_broadcast",
     "draw_layout",
     "expanded_dims",
     "explain_broadcast",
+    "layout_diff",
     "layout_explorer",
     "shares_storage",
     "storage_index",
