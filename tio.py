@@ -6,8 +6,9 @@
     python3 tio.py test -k pipeline  # with arguments: only pytest, with those arguments
 
 `test` without arguments runs three stages: the pytest suite (in parallel, one process per
-CPU, each test file kept in one process); the helper package, widget and notebook-01 tests
-again under ipywidgets 7.7 (what Colab ships) in a second environment, .venv-ipywidgets7;
+CPU, each test file kept in one process); the helper package and widget tests and notebooks
+01, 03, 04 again under ipywidgets 7.7 (what Colab ships) in a second environment,
+.venv-ipywidgets7;
 and binder/check.py, which builds the Binder environment without Docker and checks it.
 
 The virtual environment lives in .venv/ (override with TIO_VENV=/some/path). It is
