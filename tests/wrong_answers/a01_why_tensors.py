@@ -31,6 +31,8 @@ WRONG = {
          "def shares_storage(a, b):\n    return a.data_ptr() == b.data_ptr()\n"),
         ("compares values, not memory",
          "def shares_storage(a, b):\n    return a.shape == b.shape and bool(torch.equal(a, b))\n"),
+        ("asks whether one is a view of the other (misses two sibling views)",
+         "def shares_storage(a, b):\n    return a._base is b or b._base is a or a is b\n"),
         ("returns a tensor instead of a bool",
          "def shares_storage(a, b):\n"
          "    return torch.tensor(a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr())\n"),
