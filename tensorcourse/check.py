@@ -15,11 +15,12 @@ does not pass.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Callable
 
 import torch
 
-__all__ = ["same_tensor", "same_value", "raises", "summarize"]
+__all__ = ["same_tensor", "same_value", "raises", "reveal", "summarize"]
 
 
 def summarize(x: Any, max_chars: int = 300) -> str:
@@ -149,3 +150,47 @@ def raises(
                              f"{type(err).__name__}: {err}") from None
     raise AssertionError(f"{name}: expected {exception.__name__}, but it returned "
                          f"{summarize(result)}")
+
+
+def _is_right(yours: Any, truth: Any) -> bool:
+    try:
+        return same_value(yours, truth)
+    except AssertionError:
+        return False
+
+
+def reveal(yours: Any, truth: Mapping[Any, Any], *, name: str = "prediction") -> int:
+    """Show a self-learner their prediction next to what torch really does.
+
+    For the ungraded "Check yourself" cell after a predict exercise: ``truth`` is
+    computed by torch in that cell, with the same keys as ``yours``. Prints one row
+    per key (yours, truth, right or wrong) and returns how many are right. It reveals
+    nothing while any answer is still ``None`` (the template), so a learner commits
+    to every answer first; then it returns 0. Graded tests are unaffected: they
+    compare with torch themselves.
+    """
+    if not isinstance(truth, Mapping):
+        raise TypeError(f"reveal(yours, truth): `truth` must be a dict, got {type(truth).__name__}")
+    if not isinstance(yours, Mapping):
+        print(f"{name} should be a dict like the template in the exercise, got "
+              f"{type(yours).__name__}. Restore the template, fill it in, and run this cell again.")
+        return 0
+    # None is the template's placeholder; it is an answer only where the truth is None too.
+    missing = [k for k in truth if k not in yours or (yours[k] is None and truth[k] is not None)]
+    if missing:
+        print(f"Commit to every answer first: {len(missing)} of {len(truth)} entries of {name} "
+              f"are still missing or None ({', '.join(map(repr, missing[:4]))}"
+              f"{', ...' if len(missing) > 4 else ''}). Fill them in, run your answer cell, "
+              "then run this cell again.")
+        return 0
+    rows = [(repr(k), summarize(yours[k], 40), summarize(truth[k], 40), _is_right(yours[k], truth[k]))
+            for k in truth]
+    widths = [max(len(r[i]) for r in rows + [("key", "yours", "truth", True)]) for i in range(3)]
+    print(f"{'key':<{widths[0]}}  {'yours':<{widths[1]}}  {'truth':<{widths[2]}}")
+    for key, mine, real, ok in rows:
+        print(f"{key:<{widths[0]}}  {mine:<{widths[1]}}  {real:<{widths[2]}}  "
+              f"{'right' if ok else 'WRONG'}")
+    right = sum(ok for *_, ok in rows)
+    print(f"{right} of {len(rows)} right." + ("" if right == len(rows) else
+          " Re-read the section for the wrong ones before you look at why."))
+    return right
