@@ -14,10 +14,23 @@ import sys
 import torch
 
 import tensorcourse as tc
-from tensorcourse.viz import draw_broadcast, draw_layout
+from tensorcourse.viz import describe_graph, draw_broadcast, draw_graph, draw_layout
 from tensorcourse.viz.draw import _glyph_path
 
 TARGET_S = 0.050
+TARGETED = 3  # the first cases in the list carry the target: the explorers' redraws
+
+
+def _ten_node_graph():  # noqa: ANN202 - returns a GraphReport
+    """A two-layer MLP's loss: 10 backward nodes, each explorer step redraws all of them."""
+    torch.manual_seed(0)
+    x = torch.randn(8, 4)
+    w1, b1 = torch.randn(4, 16, requires_grad=True), torch.randn(16, requires_grad=True)
+    w2 = torch.randn(16, 1, requires_grad=True)
+    loss = ((x @ w1 + b1).relu() @ w2).sigmoid().pow(2).mean()
+    report = describe_graph(loss, {"w1": w1, "b1": b1, "w2": w2, "loss": loss})
+    assert len(report.nodes) == 10, report.ops()
+    return report
 
 
 def _redraw(make):  # noqa: ANN001, ANN202 - tiny local helper
@@ -36,9 +49,11 @@ def main(argv: list[str] | None = None) -> int:
     a = torch.randn(6, 8, dtype=torch.float32)
     base = torch.arange(60, dtype=torch.float32).reshape(3, 4, 5)
     b = base.transpose(0, 2)
+    graph = _ten_node_graph()
     cases = [
         ("draw_layout 6x8 float32", _redraw(lambda: draw_layout(a))),
         ("draw_layout 3x4x5 transposed (5, 4, 3)", _redraw(lambda: draw_layout(b))),
+        ("draw_graph 10-node graph, one explorer step", _redraw(lambda: draw_graph(graph, step=3))),
         ("draw_layout 3x4x5 transposed, base=", _redraw(lambda: draw_layout(b, base=base))),
         ("draw_broadcast (3, 1) with (4,)", _redraw(lambda: draw_broadcast((3, 1), (4,)))),
     ]
@@ -53,12 +68,12 @@ def main(argv: list[str] | None = None) -> int:
     worst = 0.0
     for index, (label, fn) in enumerate(cases):
         timing = tc.measure(fn, repeats=args.repeats, warmup=2, label=label)
-        target = " (target <= 50 ms)" if index < 2 else ""
+        target = " (target <= 50 ms)" if index < TARGETED else ""
         print(f"{timing}{target}")
-        if index < 2:
+        if index < TARGETED:
             worst = max(worst, timing.median)
     verdict = "meets" if worst <= TARGET_S else "MISSES"
-    print(f"worst median of the two target cases: {tc.format_seconds(worst)}: {verdict} "
+    print(f"worst median of the {TARGETED} target cases: {tc.format_seconds(worst)}: {verdict} "
           f"the {tc.format_seconds(TARGET_S)} target")
     return 0
 

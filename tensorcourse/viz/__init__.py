@@ -13,6 +13,10 @@
 * :mod:`tensorcourse.viz.widgets`: :func:`layout_explorer` and
   :func:`broadcast_explorer`, thin ipywidgets layers over the above (ipywidgets
   7.7 and 8, inline backend; no ipympl).
+* :mod:`tensorcourse.viz.graph`: the autograd graph behind a tensor.
+  :func:`describe_graph` (nodes, saved tensors, leaves, hooks, backward order),
+  :func:`graph_text` (a text tree for feedback) and :func:`draw_graph` (a figure);
+  :func:`graph_explorer` steps through ``backward()`` node by node.
 * :mod:`tensorcourse.viz.compare`: :func:`compare_layouts` draws a learner's
   layout next to the expected one with a verdict (exercise feedback);
   :func:`layout_diff` is the verdict alone.
@@ -26,6 +30,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from .broadcast import BroadcastReport, DimRule, OperandInfo, explain_broadcast
+from .graph import GraphNode, GraphReport, SavedTensor, describe_graph, draw_graph, graph_text
 from .layout import (
     LayoutFacts,
     address_formula,
@@ -41,7 +46,14 @@ from .ops import OPS, OpResult, apply_op
 if TYPE_CHECKING:
     from .compare import LayoutComparison, LayoutDiff, compare_layouts, layout_diff
     from .draw import VizFigure, draw_broadcast, draw_layout
-    from .widgets import BroadcastExplorer, LayoutExplorer, broadcast_explorer, layout_explorer
+    from .widgets import (
+        BroadcastExplorer,
+        GraphExplorer,
+        LayoutExplorer,
+        broadcast_explorer,
+        graph_explorer,
+        layout_explorer,
+    )
 
 # matplotlib and ipywidgets take about half a second to import; every notebook does
 # `import tensorcourse`, and most never draw. So the drawing and widget names are
@@ -50,6 +62,7 @@ _LAZY = {
     "VizFigure": "draw", "draw_broadcast": "draw", "draw_layout": "draw",
     "BroadcastExplorer": "widgets", "LayoutExplorer": "widgets",
     "broadcast_explorer": "widgets", "layout_explorer": "widgets",
+    "GraphExplorer": "widgets", "graph_explorer": "widgets",
     "LayoutComparison": "compare", "LayoutDiff": "compare", "compare_layouts": "compare",
     "layout_diff": "compare",
 }
@@ -71,6 +84,9 @@ __all__ = [
     "BroadcastExplorer",
     "BroadcastReport",
     "DimRule",
+    "GraphExplorer",
+    "GraphNode",
+    "GraphReport",
     "LayoutComparison",
     "LayoutDiff",
     "LayoutExplorer",
@@ -78,16 +94,21 @@ __all__ = [
     "OPS",
     "OpResult",
     "OperandInfo",
+    "SavedTensor",
     "VizFigure",
     "address_formula",
     "apply_op",
     "broadcast_explorer",
     "compare_layouts",
+    "describe_graph",
     "describe_layout",
     "draw_broadcast",
+    "draw_graph",
     "draw_layout",
     "expanded_dims",
     "explain_broadcast",
+    "graph_explorer",
+    "graph_text",
     "layout_diff",
     "layout_explorer",
     "shares_storage",

@@ -27,10 +27,12 @@ from matplotlib.figure import Figure
 from ._inputs import parse_ints, require_tensor
 from .broadcast import BroadcastReport, explain_broadcast
 from .draw import draw_broadcast, draw_layout
+from .graph import describe_graph, draw_graph
 from .layout import address_formula
 from .ops import OPS, OpResult, apply_op, default_params
 
-__all__ = ["BroadcastExplorer", "LayoutExplorer", "broadcast_explorer", "layout_explorer"]
+__all__ = ["BroadcastExplorer", "GraphExplorer", "LayoutExplorer", "broadcast_explorer", "graph_explorer",
+           "layout_explorer"]
 
 _WIDE = {"description_width": "initial"}
 _ERR = "color:#b00020"
@@ -377,3 +379,102 @@ def broadcast_explorer(a: str = "3, 1", b: str = "4", c: str = "") -> BroadcastE
     the operands stretched to the result with the not-allocated cells hatched.
     """
     return BroadcastExplorer(a, b, c)
+
+
+class GraphExplorer(widgets.VBox):
+    """Step through ``backward()`` on the graph behind a tensor, one node at a time.
+
+    Controls: ``step`` (IntSlider, 0 = before backward starts), ``back_button`` and
+    ``next_button``. Outputs: ``summary`` (HTML: which node runs, the gradient it
+    receives, where it sends gradients, which saved tensors it reads) and ``out``
+    (the figure, done nodes grey, the running one gold). State: ``report``
+    (:class:`~tensorcourse.viz.graph.GraphReport`), ``last_figure``, ``renders``,
+    ``state``. Nothing is run: the order is worked out from the graph, so the
+    tensor's graph and ``.grad`` fields are untouched.
+    """
+
+    def __init__(self, t: torch.Tensor, names: Any = None) -> None:
+        super().__init__()
+        self.report = describe_graph(t, names)
+        n = len(self.report.backward_order)
+        self.last_figure: Figure | None = None
+        self.renders = 0
+        self.step = widgets.IntSlider(value=0, min=0, max=n, description="step",
+                                      continuous_update=False)
+        self.back_button = widgets.Button(description="◀ back")
+        self.next_button = widgets.Button(description="next ▶")
+        self.back_button.on_click(lambda _b: self._move(-1))
+        self.next_button.on_click(lambda _b: self._move(+1))
+        self.step.observe(lambda _change: self.refresh(), names="value")
+        self.summary = widgets.HTML()
+        self.out = widgets.Output()
+        self.children = [widgets.HBox([self.back_button, self.step, self.next_button]),
+                         self.summary, self.out]
+        self.refresh()
+
+    def _move(self, delta: int) -> None:
+        self.step.value = min(self.step.max, max(0, self.step.value + delta))
+
+    @property
+    def state(self) -> dict[str, Any]:
+        order = self.report.backward_order
+        k = self.step.value
+        return {"step": k, "steps": len(order),
+                "done": [self.report.nodes[i].op for i in order[:k]],
+                "running": self.report.nodes[order[k]].op if k < len(order) else None,
+                "renders": self.renders}
+
+    def _describe(self, k: int) -> str:
+        rep = self.report
+        if not rep.nodes:
+            return f"<p>{html.escape(rep.note)}</p>"
+        order = rep.nodes
+        if k >= len(rep.backward_order):
+            leaves = [n.name or f"leaf {n.shape}" for n in rep.leaves]
+            return ("<p><b>backward() is done.</b> Gradients were written into "
+                    f"{html.escape(', '.join(f'{x}.grad' for x in leaves)) or 'no leaf'}; "
+                    "the saved tensors are freed (unless <code>retain_graph=True</code>).</p>")
+        node = order[rep.backward_order[k]]
+        if k == 0:
+            intro = (f"<p><b>Step 0.</b> <code>{html.escape(rep.root_name)}.backward()</code> "
+                     f"seeds a gradient of ones, shape {rep.root_shape}, into "
+                     f"<code>{html.escape(node.op)}</code>.</p>")
+        else:
+            intro = f"<p><b>Step {k}.</b></p>"
+        if node.kind == "leaf":
+            body = (f"<p><code>AccumulateGrad</code> adds the incoming gradient into "
+                    f"<code>{html.escape(node.name or 'the leaf')}.grad</code> "
+                    f"(shape {node.shape}).</p>")
+        else:
+            targets = ", ".join(order[j].label for j in node.inputs) or "nothing (no input needs grad)"
+            saved = ", ".join(s.attr for s in node.saved) or "nothing"
+            got = f" of shape {node.grad_shape}" if node.grad_shape is not None else ""
+            body = (f"<p><code>{html.escape(node.op)}</code> receives the gradient{got}, "
+                    f"uses the saved tensors: {html.escape(saved)}, and sends gradients to: "
+                    f"{html.escape(targets)}.</p>")
+        return intro + body
+
+    def refresh(self) -> None:
+        """Redraw for the current step; errors are shown, not raised."""
+        k = self.step.value
+        try:
+            fig = draw_graph(self.report, step=k)
+            body = self._describe(k)
+        except Exception as err:  # noqa: BLE001 - a callback must show, not swallow, a bug
+            fig = None
+            body = (f'<p style="{_ERR}">The explorer hit an unexpected error: '
+                    f"{html.escape(f'{type(err).__name__}: {err}')}</p>")
+        self.summary.value = body
+        self.last_figure = fig
+        self.renders += 1
+        _show(self.out, fig)
+
+
+def graph_explorer(t: torch.Tensor, names: Any = None) -> GraphExplorer:
+    """A widget to step through ``t.backward()`` node by node on the graph behind ``t``.
+
+    ``names`` maps display names to tensors (``{"w": w, "b": b}``) so leaves and saved
+    tensors are labelled. Raises ``TypeError`` for a ``t`` that is not a tensor.
+    Nothing runs backward: ``t``'s graph and every ``.grad`` are left as they were.
+    """
+    return GraphExplorer(t, names)
