@@ -24,6 +24,15 @@ Only the models in :data:`MODELS` can be used (a child builds them by name)::
     from tensorcourse import distributed
     runs = distributed.run_ddp([distributed.Scenario("plain", "conditional")])
     runs["plain"][0].error   # rank 0's message: "Expected to have finished reduction ..."
+
+Notebook 11 uses :func:`run_hangs` the same way for *hangs*: collectives that do not match
+across ranks (a barrier only rank 0 calls, an all-reduce on one rank and a broadcast on
+the other), each with a short collective timeout so that the hang ends in an error, and
+optionally ``TORCH_DISTRIBUTED_DEBUG=DETAIL``. See :data:`HANG_KINDS` and
+:class:`HangScenario`; each rank reports a :class:`HangReport`::
+
+    runs = distributed.run_hangs([distributed.HangScenario("trap", "rank0_barrier")])
+    runs["trap"][0].error    # rank 0: "... Timed out waiting 1500ms for recv operation ..."
 """
 
 from __future__ import annotations
@@ -47,13 +56,17 @@ import torch
 from torch import nn
 
 __all__ = [
+    "HANG_KINDS",
     "MODELS",
     "DistributedRunError",
+    "HangReport",
+    "HangScenario",
     "RankReport",
     "Scenario",
     "free_port",
     "is_available",
     "run_ddp",
+    "run_hangs",
 ]
 
 
@@ -497,3 +510,263 @@ def _stop(procs: list[subprocess.Popen], grace_s: float = 5.0) -> None:
         except subprocess.TimeoutExpired:
             p.kill()
             p.wait()
+
+
+# ---- hangs: collectives that do not match across ranks (notebook 11) -------------------------
+
+#: Kind -> what each rank does in a :class:`HangScenario` (``delay`` is ``rank0_delay_s``).
+HANG_KINDS: dict[str, str] = {
+    "barrier": "rank 0 sleeps `delay` (its 'validation'), then every rank calls barrier()",
+    "rank0_barrier": "only rank 0 calls barrier() (a barrier inside `if rank == 0:`)",
+    "monitored_barrier": "rank 0 sleeps `delay`, then every rank calls monitored_barrier()",
+    "rank0_monitored_barrier": "only rank 0 calls monitored_barrier()",
+    "allreduce": "every rank all-reduces (sums) torch.ones(4)",
+    "rank0_allreduce": "only rank 0 all-reduces torch.ones(4) (a metric inside `if rank == 0:`)",
+    "allreduce_vs_broadcast": "rank 0 all-reduces torch.ones(4), the others broadcast it",
+    "allreduce_shapes": "rank r all-reduces torch.ones(4 + r): the shapes differ",
+}
+
+
+@dataclass(frozen=True)
+class HangScenario:
+    """One bounded desynchronisation experiment: see :data:`HANG_KINDS` for ``kind``.
+
+    Each scenario gets a fresh gloo process group whose collectives time out after
+    ``timeout_s`` seconds (the default for a real job is 30 minutes: that is why a real
+    hang looks like a freeze). ``debug`` is what ``TORCH_DISTRIBUTED_DEBUG`` is set to
+    while the group is created and used (``"OFF"``, ``"INFO"`` or ``"DETAIL"``).
+    """
+
+    name: str
+    kind: str
+    timeout_s: float = 1.5
+    debug: str = "OFF"
+    rank0_delay_s: float = 0.0
+
+    def validate(self) -> None:
+        """Raise ``ValueError`` with a clear message when the scenario cannot run."""
+        if self.kind not in HANG_KINDS:
+            raise ValueError(f"HangScenario {self.name!r}: unknown kind {self.kind!r}; "
+                             f"choose one of {sorted(HANG_KINDS)}")
+        if not 0 < self.timeout_s <= 60:
+            raise ValueError(f"HangScenario {self.name!r}: timeout_s must be in (0, 60] "
+                             f"seconds, got {self.timeout_s!r}")
+        if self.debug not in ("OFF", "INFO", "DETAIL"):
+            raise ValueError(f"HangScenario {self.name!r}: debug must be 'OFF', 'INFO' or "
+                             f"'DETAIL', got {self.debug!r}")
+        if not 0 <= self.rank0_delay_s <= 30:
+            raise ValueError(f"HangScenario {self.name!r}: rank0_delay_s must be in [0, 30], "
+                             f"got {self.rank0_delay_s!r}")
+
+
+@dataclass(frozen=True)
+class HangReport:
+    """What one rank saw in one :class:`HangScenario`.
+
+    ``ok`` is True when the rank's collective (if it called one) returned. Otherwise
+    ``error_type``/``error`` hold the exception's type name and message, or
+    ``error_type == "ProcessDied"`` when the process itself was killed (gloo aborts the
+    process on some mismatches); ``exit_code`` is then its exit status (negative: the
+    signal). ``seconds`` is the time from the moment both ranks started the scenario to
+    the end of this rank's part (None if it died). ``value`` is the sum of the all-reduced
+    or broadcast tensor when there was one. ``log`` is what torch and gloo wrote to this
+    process's stdout/stderr during the scenario: the messages that name the culprit.
+    """
+
+    rank: int
+    scenario: str
+    ok: bool
+    error_type: str | None = None
+    error: str | None = None
+    seconds: float | None = None
+    value: float | None = None
+    log: str = ""
+    exit_code: int | None = None
+
+
+_MARK = "### tensorcourse scenario "
+
+
+def _hang_body(sc: HangScenario, rank: int, group: Any) -> float | None:
+    import torch.distributed as dist
+
+    if sc.kind in ("barrier", "monitored_barrier") and rank == 0:
+        time.sleep(sc.rank0_delay_s)
+    timeout = datetime.timedelta(seconds=sc.timeout_s)
+    t = torch.ones(4 + (rank if sc.kind == "allreduce_shapes" else 0))
+    if sc.kind == "barrier" or (sc.kind == "rank0_barrier" and rank == 0):
+        dist.barrier(group=group)
+    elif sc.kind == "monitored_barrier" or (sc.kind == "rank0_monitored_barrier" and rank == 0):
+        dist.monitored_barrier(group=group, timeout=timeout)
+    elif sc.kind in ("allreduce", "allreduce_shapes") or (sc.kind == "rank0_allreduce" and rank == 0):
+        dist.all_reduce(t, group=group)
+        return float(t.sum())
+    elif sc.kind == "allreduce_vs_broadcast":
+        if rank == 0:
+            dist.all_reduce(t, group=group)
+        else:
+            dist.broadcast(t, src=0, group=group)
+        return float(t.sum())
+    return None
+
+
+def _hang_worker(rank: int, workdir: str) -> None:
+    """Entry point of each child of :func:`run_hangs`: one report file per scenario.
+
+    The store (hosted by rank 0) lines the ranks up before and after every scenario, so
+    whatever one scenario leaves unmatched cannot leak into the next; every wait on it is
+    bounded. Each report is written as soon as its scenario ends, so a later crash cannot
+    lose it.
+    """
+    import torch.distributed as dist
+
+    folder = Path(workdir)
+    with open(folder / "job.pkl", "rb") as fh:
+        job = pickle.load(fh)
+    world_size = job["world_size"]
+    torch.set_num_threads(1)
+    sync_timeout = datetime.timedelta(seconds=job["sync_timeout_s"])
+    store = dist.TCPStore("127.0.0.1", job["port"], world_size, rank == 0, timeout=sync_timeout)
+    dist.init_process_group("gloo", store=store, rank=rank, world_size=world_size,
+                            timeout=sync_timeout)
+
+    def line_up(tag: str) -> None:
+        store.set(f"{tag}/{rank}", "1")
+        store.wait([f"{tag}/{r}" for r in range(world_size)], sync_timeout)
+
+    for i, sc in enumerate(job["scenarios"]):
+        os.environ["TORCH_DISTRIBUTED_DEBUG"] = sc.debug
+        dist.set_debug_level_from_env()
+        line_up(f"{i}/pre")
+        group = dist.new_group(list(range(world_size)), backend="gloo",
+                               timeout=datetime.timedelta(seconds=sc.timeout_s))
+        line_up(f"{i}/start")
+        print(f"{_MARK}{i}", flush=True)
+        t0 = time.monotonic()
+        error_type = error = value = None
+        try:
+            value = _hang_body(sc, rank, group)
+        except Exception as err:  # noqa: BLE001 - the report carries any failure to the parent
+            error_type, error = type(err).__name__, str(err)
+        seconds = time.monotonic() - t0
+        _flush_streams()
+        report = {"rank": rank, "scenario": sc.name, "ok": error is None, "error_type": error_type,
+                  "error": error, "seconds": seconds, "value": value}
+        tmp = folder / f"rank{rank}-{i}.tmp"
+        with open(tmp, "wb") as fh:
+            pickle.dump(report, fh)
+        os.replace(tmp, folder / f"rank{rank}-{i}.pkl")
+        line_up(f"{i}/end")
+        dist.destroy_process_group(group)
+    os.environ["TORCH_DISTRIBUTED_DEBUG"] = "OFF"
+    dist.set_debug_level_from_env()
+    line_up("finished")
+    dist.destroy_process_group()
+
+
+def _split_log(text: str, count: int) -> list[str]:
+    """The part of a child's log written during each scenario (split at the markers)."""
+    parts = [""] * count
+    current = None
+    for line in text.splitlines(keepends=True):
+        if line.startswith(_MARK):
+            current = int(line[len(_MARK):].strip())
+            continue
+        if current is not None and 0 <= current < count:
+            parts[current] += line
+    return parts
+
+
+def run_hangs(scenarios: Sequence[HangScenario], *, world_size: int = 2,
+              timeout_s: float = 60.0) -> dict[str, tuple[HangReport, ...]]:
+    """Run ``scenarios`` one after the other in ``world_size`` fresh processes (gloo, CPU).
+
+    Returns ``{name: reports by rank}``. A rank that hangs in a collective is freed by the
+    scenario's ``timeout_s`` and reports the error it got. A rank whose process dies (gloo
+    aborts the process on some mismatches) gets a ``"ProcessDied"`` report for that
+    scenario and for every later one; so does its peer for the scenarios it could not reach.
+    Put a scenario that may crash last, or run it in a call of its own.
+
+    Bounded: the whole call takes at most about ``timeout_s`` seconds (starting the
+    processes, which import torch, is part of it); past that every child is terminated
+    and :class:`DistributedRunError` is raised with their logs. No child outlives the call.
+    """
+    scenarios = list(scenarios)
+    if not scenarios:
+        raise ValueError("run_hangs needs at least one HangScenario")
+    for sc in scenarios:
+        if not isinstance(sc, HangScenario):
+            raise TypeError(f"run_hangs takes HangScenario objects, got {type(sc).__name__}")
+        sc.validate()
+    names = [sc.name for sc in scenarios]
+    if len(set(names)) != len(names):
+        raise ValueError(f"scenario names must be unique, got {names}")
+    if not isinstance(world_size, int) or world_size < 2:
+        raise ValueError(f"world_size must be an int >= 2 (a hang needs two ranks), got {world_size!r}")
+    if not timeout_s > 0:
+        raise ValueError(f"timeout_s must be positive, got {timeout_s!r}")
+    if not is_available():
+        raise RuntimeError("this torch build has no torch.distributed/gloo support; "
+                           "install a standard torch wheel from pytorch.org")
+
+    deadline = time.monotonic() + timeout_s
+    package_root = str(Path(__file__).resolve().parent.parent)
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(x for x in (package_root, env.get("PYTHONPATH")) if x)
+    env.pop("TORCH_DISTRIBUTED_DEBUG", None)
+    sync_timeout_s = max(10.0, 2 * max(sc.timeout_s + sc.rank0_delay_s for sc in scenarios) + 5)
+    with tempfile.TemporaryDirectory(prefix="tc-hang-") as workdir:
+        folder = Path(workdir)
+        job = {"world_size": world_size, "port": free_port(), "sync_timeout_s": sync_timeout_s,
+               "scenarios": scenarios}
+        with open(folder / "job.pkl", "wb") as fh:
+            pickle.dump(job, fh)
+        procs: list[subprocess.Popen] = []
+        try:
+            for r in range(world_size):
+                with open(folder / f"rank{r}.log", "wb") as log:
+                    procs.append(subprocess.Popen(
+                        [sys.executable, "-c",
+                         f"from tensorcourse.distributed import _hang_worker; "
+                         f"_hang_worker({r}, {workdir!r})"],
+                        stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                        env=env, cwd=workdir))
+            while any(p.poll() is None for p in procs):
+                if time.monotonic() > deadline:
+                    _stop(procs, grace_s=0.0)
+                    raise DistributedRunError(f"run_hangs did not finish within {timeout_s:g} s; "
+                                              "children terminated.\n" + _logs(folder, world_size))
+                time.sleep(0.02)
+        finally:
+            _stop(procs, grace_s=0.0)
+        return _hang_reports(scenarios, procs, folder, world_size)
+
+
+def _hang_reports(scenarios: list[HangScenario], procs: list[subprocess.Popen], folder: Path,
+                  world_size: int) -> dict[str, tuple[HangReport, ...]]:
+    out: dict[str, list[HangReport]] = {sc.name: [] for sc in scenarios}
+    for r in range(world_size):
+        log_path = folder / f"rank{r}.log"
+        text = log_path.read_text(errors="replace") if log_path.exists() else ""
+        logs = _split_log(text, len(scenarios))
+        code = procs[r].returncode
+        died_in = None
+        for i, sc in enumerate(scenarios):
+            path = folder / f"rank{r}-{i}.pkl"
+            if path.exists():
+                with open(path, "rb") as fh:
+                    out[sc.name].append(HangReport(**pickle.load(fh), log=logs[i]))
+                continue
+            if died_in is None:
+                died_in = sc.name
+                why = (f"no report: the process exited with code {code} before finishing "
+                       "this scenario (its log says why)")
+                tail = logs[i][-3000:]
+            else:
+                why = (f"not run: the process had exited (code {code}) before finishing "
+                       f"scenario {died_in!r}")
+                tail = ""
+            out[sc.name].append(HangReport(rank=r, scenario=sc.name, ok=False,
+                                           error_type="ProcessDied", error=why,
+                                           log=tail, exit_code=code))
+    return {name: tuple(reports) for name, reports in out.items()}
