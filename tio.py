@@ -2,6 +2,7 @@
 """Set up and run the Tensors Inside Out course with nothing but python3.
 
     python3 tio.py lab               # create .venv, install, open the course in JupyterLab
+    python3 tio.py lab --port 9999   # arguments after `lab` go to JupyterLab
     python3 tio.py test              # create .venv, install, run every check (what CI runs)
     python3 tio.py test -k pipeline  # with arguments: only pytest, with those arguments
 
@@ -10,6 +11,10 @@ CPU, each test file kept in one process); the helper package and widget tests an
 01, 03, 04 again under ipywidgets 7.7 (what Colab ships) in a second environment,
 .venv-ipywidgets7;
 and binder/check.py, which builds the Binder environment without Docker and checks it.
+
+`lab` opens JupyterLab as a learner sees the course (binder/learner/jupyter_lab_config.py):
+rooted at notebooks/ with notebook 01 open, nbgrader's instructor tools off. Run as root
+(in a container), it passes --allow-root, which JupyterLab otherwise asks for.
 
 The virtual environment lives in .venv/ (override with TIO_VENV=/some/path). It is
 (re)installed only when requirements.txt or pyproject.toml changed since the last
@@ -28,6 +33,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent
 VENV = Path(os.environ.get("TIO_VENV", ROOT / ".venv"))
 FIRST_NOTEBOOK = "notebooks/01-why-tensors/01-why-tensors.ipynb"
+LEARNER_CONFIG = ROOT / "binder" / "learner" / "jupyter_lab_config.py"
 ARTIFACTS = ROOT / ".test-output"
 COMPAT_VENV = Path(os.environ.get("TIO_COMPAT_VENV", ROOT / ".venv-ipywidgets7"))
 # Under ipywidgets 7.7: the helper package, the widgets, and the notebooks that show widgets.
@@ -117,6 +123,21 @@ def run_all_checks() -> int:
     return 0
 
 
+def _is_root() -> bool:
+    return getattr(os, "geteuid", lambda: -1)() == 0
+
+
+def lab_command(rest: list[str], *, as_root: bool | None = None) -> list[str]:
+    """The JupyterLab command of `lab`: the learner's configuration, then the user's arguments.
+
+    As root (a container), JupyterLab refuses to start without --allow-root: add it.
+    """
+    args = [_bin("jupyter"), "lab", f"--config={LEARNER_CONFIG}"]
+    if (_is_root() if as_root is None else as_root) and "--allow-root" not in rest:
+        args.append("--allow-root")
+    return args + list(rest)
+
+
 def main(argv: list[str]) -> int:
     if not argv or argv[0] not in {"lab", "test"}:
         print(USAGE, file=sys.stderr)
@@ -136,7 +157,10 @@ def main(argv: list[str]) -> int:
             print(f"Setting up the ipywidgets 7.7 environment failed ({err}).", file=sys.stderr)
             return 1
     if command == "lab":
-        args = [_bin("jupyter"), "lab", FIRST_NOTEBOOK, *rest]
+        if _is_root():
+            print("Running as root (a container?): starting JupyterLab with --allow-root.",
+                  flush=True)
+        args = lab_command(rest)
     else:
         args = [_bin("python"), "-m", "pytest", *rest]
     print("+ " + " ".join(args), flush=True)
