@@ -1,0 +1,185 @@
+"""Wrong answers for 09-layout-devices-gradient-lifetime (see __init__.py for the format)."""
+
+_STRIDES_HEAD = "def contiguous_strides(shape):\n"
+
+_CONTIG_HEAD = "def is_contiguous_layout(shape, strides):\n"
+
+_TO_RIGHT = {
+    "h.to(torch.float32)": (True, "MulBackward0"),
+    "h.to(torch.float64)": (False, "ToCopyBackward0"),
+    "h.to('cpu')": (True, "MulBackward0"),
+    "h.to('cpu', copy=True)": (False, "ToCopyBackward0"),
+    "h.detach()": (True, None),
+    "h.detach().to(torch.float64)": (False, None),
+    "h.contiguous()": (True, "MulBackward0"),
+    "h.t().contiguous()": (False, "CloneBackward0"),
+    "h.view(3, 2)": (True, "ViewBackward0"),
+    "h.to(torch.float64).to(torch.float32)": (False, "ToCopyBackward0"),
+}
+
+
+def _to_with(changes: dict) -> str:
+    table = dict(_TO_RIGHT)
+    table.update(changes)
+    body = "".join(f"    {k!r}: {v!r},\n" for k, v in table.items())
+    return "predicted_to = {\n" + body + "}\n"
+
+
+_LOG_HEAD = "import torch\n\n\ndef logged_means(step, steps, every):\n"
+_LOG_CHECK = ("    if steps < 0 or every < 1:\n"
+              "        raise ValueError('need steps >= 0 and every >= 1')\n")
+
+_EVAL_HEAD = ("import torch\nimport torch.nn.functional as F\n\n\n"
+              "def evaluate(model, batches, loss_fn=F.mse_loss):\n")
+
+WRONG = {
+    "ex1-contiguous-strides-answer": [
+        ("multiplies by the size itself, so a size-0 dim zeroes the strides before it",
+         _STRIDES_HEAD +
+         "    if any(s < 0 for s in shape):\n        raise ValueError('negative size')\n"
+         "    strides, running = [], 1\n"
+         "    for size in reversed(tuple(shape)):\n"
+         "        strides.append(running)\n"
+         "        running *= size\n"
+         "    return tuple(reversed(strides))\n"),
+        ("column-major (Fortran) order: the first dim gets stride 1",
+         _STRIDES_HEAD +
+         "    if any(s < 0 for s in shape):\n        raise ValueError('negative size')\n"
+         "    strides, running = [], 1\n"
+         "    for size in tuple(shape):\n"
+         "        strides.append(running)\n"
+         "        running *= max(size, 1)\n"
+         "    return tuple(strides)\n"),
+        ("includes each dim's own size in its stride (off by one dim)",
+         _STRIDES_HEAD +
+         "    if any(s < 0 for s in shape):\n        raise ValueError('negative size')\n"
+         "    strides, running = [], 1\n"
+         "    for size in reversed(tuple(shape)):\n"
+         "        running *= max(size, 1)\n"
+         "        strides.append(running)\n"
+         "    return tuple(reversed(strides))\n"),
+        ("returns a list, not a tuple",
+         _STRIDES_HEAD +
+         "    if any(s < 0 for s in shape):\n        raise ValueError('negative size')\n"
+         "    strides, running = [], 1\n"
+         "    for size in reversed(tuple(shape)):\n"
+         "        strides.append(running)\n"
+         "        running *= max(size, 1)\n"
+         "    return strides[::-1]\n"),
+    ],
+    "ex2-is-contiguous-answer": [
+        ("compares with the strides of a fresh tensor: a size-1 dim's odd stride fails it",
+         _CONTIG_HEAD +
+         "    if len(shape) != len(strides):\n        raise ValueError('lengths differ')\n"
+         "    if 0 in tuple(shape):\n        return True\n"
+         "    expected, running = [], 1\n"
+         "    for size in reversed(tuple(shape)):\n"
+         "        expected.append(running)\n"
+         "        running *= size\n"
+         "    return tuple(strides) == tuple(reversed(expected))\n"),
+        ("forgets that a tensor with no elements is always contiguous",
+         _CONTIG_HEAD +
+         "    if len(shape) != len(strides):\n        raise ValueError('lengths differ')\n"
+         "    expected = 1\n"
+         "    for size, stride in zip(reversed(tuple(shape)), reversed(tuple(strides))):\n"
+         "        if size == 1:\n            continue\n"
+         "        if stride != expected:\n            return False\n"
+         "        expected *= size\n"
+         "    return True\n"),
+        ("only checks that the strides decrease and the last one is 1",
+         _CONTIG_HEAD +
+         "    if len(shape) != len(strides):\n        raise ValueError('lengths differ')\n"
+         "    if 0 in tuple(shape):\n        return True\n"
+         "    s = [st for size, st in zip(shape, strides) if size != 1]\n"
+         "    return not s or (s[-1] == 1 and all(a > b for a, b in zip(s, s[1:])))\n"),
+        ("does not skip size-1 dims when accumulating the expected stride",
+         _CONTIG_HEAD +
+         "    if len(shape) != len(strides):\n        raise ValueError('lengths differ')\n"
+         "    if 0 in tuple(shape):\n        return True\n"
+         "    expected = 1\n"
+         "    for size, stride in zip(reversed(tuple(shape)), reversed(tuple(strides))):\n"
+         "        if stride != expected:\n            return False\n"
+         "        expected *= size\n"
+         "    return True\n"),
+    ],
+    "ex3-to-predict-answer": [
+        ("believes .to() always copies, even when nothing changes",
+         _to_with({"h.to(torch.float32)": (False, "ToCopyBackward0"),
+                   "h.to('cpu')": (False, "ToCopyBackward0")})),
+        ("believes the article: a copy made by .to() has lost its graph",
+         _to_with({"h.to(torch.float64)": (False, None), "h.to('cpu', copy=True)": (False, None),
+                   "h.to(torch.float64).to(torch.float32)": (False, None)})),
+        ("believes the article: detach() copies and keeps pointing at the original node",
+         _to_with({"h.detach()": (False, "MulBackward0")})),
+        ("thinks a float64 -> float32 round trip gives h back",
+         _to_with({"h.to(torch.float64).to(torch.float32)": (True, "MulBackward0")})),
+        ("thinks contiguous() always copies",
+         _to_with({"h.contiguous()": (False, "CloneBackward0")})),
+    ],
+    "ex4-logged-means-answer": [
+        ("reads every step with .item() and averages in Python",
+         _LOG_HEAD + _LOG_CHECK +
+         "    values = [step().item() for _ in range(steps)]\n"
+         "    return [sum(values[i:i + every]) / len(values[i:i + every])\n"
+         "            for i in range(0, len(values), every)]\n"),
+        ("the article's .detach().cpu().numpy() every step",
+         _LOG_HEAD + _LOG_CHECK +
+         "    values = [step().detach().cpu().numpy() for _ in range(steps)]\n"
+         "    return [float(sum(values[i:i + every]) / len(values[i:i + every]))\n"
+         "            for i in range(0, len(values), every)]\n"),
+        ("drops the last, shorter block",
+         _LOG_HEAD + _LOG_CHECK +
+         "    means, block = [], []\n"
+         "    for _ in range(steps):\n"
+         "        block.append(step())\n"
+         "        if len(block) == every:\n"
+         "            means.append(torch.stack(block).mean().item())\n"
+         "            block = []\n"
+         "    return means\n"),
+        ("returns 0-d tensors instead of Python floats",
+         _LOG_HEAD + _LOG_CHECK +
+         "    means, block = [], []\n"
+         "    for _ in range(steps):\n"
+         "        block.append(step())\n"
+         "        if len(block) == every:\n"
+         "            means.append(torch.stack(block).mean())\n"
+         "            block = []\n"
+         "    if block:\n"
+         "        means.append(torch.stack(block).mean())\n"
+         "    return means\n"),
+    ],
+    "ex5-evaluate-answer": [
+        ("model.eval() instead of no_grad: a graph is still recorded each batch",
+         _EVAL_HEAD +
+         "    model.eval()\n"
+         "    total, count = 0.0, 0\n"
+         "    for x, y in batches:\n"
+         "        total += loss_fn(model(x), y).item()\n"
+         "        count += 1\n"
+         "    if count == 0:\n        raise ValueError('no batches')\n"
+         "    return total / count\n"),
+        ("no_grad, but returns a tensor instead of a float",
+         _EVAL_HEAD +
+         "    with torch.no_grad():\n"
+         "        losses = [loss_fn(model(x), y) for x, y in batches]\n"
+         "    if not losses:\n        raise ValueError('no batches')\n"
+         "    return torch.stack(losses).mean()\n"),
+        ("turns grad mode off with set_grad_enabled(False) and never turns it back on",
+         _EVAL_HEAD +
+         "    torch.set_grad_enabled(False)\n"
+         "    losses = [loss_fn(model(x), y) for x, y in batches]\n"
+         "    if not losses:\n        raise ValueError('no batches')\n"
+         "    return torch.stack(losses).mean().item()\n"),
+        ("keeps every batch's loss (and graph) in a list, reads it at the end",
+         _EVAL_HEAD +
+         "    losses = [loss_fn(model(x), y) for x, y in batches]\n"
+         "    if not losses:\n        raise ValueError('no batches')\n"
+         "    return torch.stack(losses).mean().item()\n"),
+        ("calls len(batches): fails on a generator",
+         _EVAL_HEAD +
+         "    if len(batches) == 0:\n        raise ValueError('no batches')\n"
+         "    with torch.no_grad():\n"
+         "        total = sum(loss_fn(model(x), y) for x, y in batches)\n"
+         "    return (total / len(batches)).item()\n"),
+    ],
+}
