@@ -5,12 +5,18 @@
     python3 tio.py lab --port 9999   # arguments after `lab` go to JupyterLab
     python3 tio.py test              # create .venv, install, run every check (what CI runs)
     python3 tio.py test -k pipeline  # with arguments: only pytest, with those arguments
+    python3 tio.py gpu-check         # run every solution notebook on this machine's GPU, report
+    python3 tio.py gpu-check --bundle DIR   # an offline folder that does that elsewhere
 
 `test` without arguments runs three stages: the pytest suite (in parallel, one process per
 CPU, each test file kept in one process); the helper package and widget tests and notebooks
 01, 03, 04 again under ipywidgets 7.7 (what Colab ships) in a second environment,
 .venv-ipywidgets7;
-and binder/check.py, which builds the Binder environment without Docker and checks it.
+binder/check.py, which builds the Binder environment without Docker and checks it; and,
+at the same time, `gpu-check --allow-cpu` (the GPU check's own path, run on the CPU).
+
+`gpu-check` never installs torch: it runs on the interpreter that calls it when that one
+has torch, nbclient and ipykernel (a GPU machine's own environment), else on .venv/.
 
 `lab` opens JupyterLab as a learner sees the course (binder/learner/jupyter_lab_config.py):
 rooted at notebooks/ with notebook 01 open, nbgrader's instructor tools off. Run as root
@@ -40,7 +46,9 @@ COMPAT_VENV = Path(os.environ.get("TIO_COMPAT_VENV", ROOT / ".venv-ipywidgets7")
 COMPAT_TESTS = ["tests/test_tensorcourse.py", "tests/test_launch.py"] + [
     f"tests/test_notebooks.py::test_solution_notebook_runs_clean_on_cpu[{name}]"
     for name in ("01-why-tensors", "03-indexing-and-views", "04-operations-and-autograd")]
-USAGE = "usage: python3 tio.py lab [jupyter args...] | python3 tio.py test [pytest args...]"
+USAGE = ("usage: python3 tio.py lab [jupyter args...] | python3 tio.py test [pytest args...] | "
+         "python3 tio.py gpu-check [--allow-cpu] [--bundle DIR] [--help]")
+GPU_CHECK = ["-m", "tensorcourse.gpu_check"]
 
 
 def _bin(name: str, env: Path = VENV) -> str:
@@ -113,14 +121,55 @@ def run_all_checks() -> int:
     if subprocess.run(args, cwd=ROOT, env=_with_path(COMPAT_VENV)).returncode != 0:
         return 1
 
-    _stage("3/3 Binder environment built the way repo2docker would, without Docker")
-    args = [sys.executable, str(ROOT / "binder" / "check.py"), "--output",
-            str(ARTIFACTS / "binder")]
-    print("+ " + " ".join(args), flush=True)
-    if subprocess.run(args, cwd=ROOT).returncode != 0:
+    _stage("3/3 Binder environment built the way repo2docker would, without Docker; "
+           "meanwhile the GPU check's path on the CPU")
+    # Both are slow for different reasons (pip downloads vs running notebooks): run together.
+    # The GPU check's log goes to a file, printed after, so the two outputs do not interleave.
+    ARTIFACTS.mkdir(exist_ok=True)
+    gpu_log = ARTIFACTS / "gpu-check.log"
+    gpu_args = [_bin("python"), *GPU_CHECK, "--allow-cpu", "--output", str(ARTIFACTS / "gpu-check")]
+    print("+ " + " ".join(gpu_args) + f"  (log: {gpu_log})", flush=True)
+    with gpu_log.open("w") as log:
+        gpu = subprocess.Popen(gpu_args, cwd=ROOT, env=_with_path(VENV), stdout=log,
+                               stderr=subprocess.STDOUT)
+        args = [sys.executable, str(ROOT / "binder" / "check.py"), "--output",
+                str(ARTIFACTS / "binder")]
+        print("+ " + " ".join(args), flush=True)
+        binder_rc = subprocess.run(args, cwd=ROOT).returncode
+        gpu_rc = gpu.wait()
+    print(gpu_log.read_text(), flush=True)
+    if binder_rc != 0 or gpu_rc != 0:
         return 1
     _stage(f"All checks passed. Artifacts (screenshots, Binder report): {ARTIFACTS}/")
     return 0
+
+
+def _gpu_check(rest: list[str]) -> int:
+    """``gpu-check``: on the torch already installed here, never installing one."""
+    probe = "import torch, nbclient, nbformat, ipykernel"
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    if any(a == "--bundle" or a.startswith("--bundle=") for a in rest) or any(
+            a in {"-h", "--help"} for a in rest):
+        # Building the bundle needs only pip: run the module as a file, since importing the
+        # package `tensorcourse` would import torch, which this Python may not have.
+        args = [sys.executable, str(ROOT / "tensorcourse" / "gpu_check.py"), *rest]
+        print("+ " + " ".join(args), flush=True)
+        return subprocess.run(args, cwd=ROOT, env=env).returncode
+    elif subprocess.run([sys.executable, "-c", probe], capture_output=True, env=env).returncode == 0:
+        python = sys.executable
+    elif Path(_bin("python")).exists():
+        python = _bin("python")
+    else:
+        print("gpu-check runs on the torch already installed, and this Python lacks torch or "
+              "the notebook runner. Either `pip install nbclient nbformat ipykernel ipywidgets` "
+              "here, or on a machine with internet build the offline bundle "
+              "(`python3 tio.py gpu-check --bundle DIR`) and run DIR/run.py here.",
+              file=sys.stderr)
+        return 2
+    args = [python, *GPU_CHECK, *rest]
+    print("+ " + " ".join(args), flush=True)
+    return subprocess.run(args, cwd=ROOT, env=env).returncode
 
 
 def _is_root() -> bool:
@@ -139,10 +188,12 @@ def lab_command(rest: list[str], *, as_root: bool | None = None) -> list[str]:
 
 
 def main(argv: list[str]) -> int:
-    if not argv or argv[0] not in {"lab", "test"}:
+    if not argv or argv[0] not in {"lab", "test", "gpu-check"}:
         print(USAGE, file=sys.stderr)
         return 2
     command, rest = argv[0], argv[1:]
+    if command == "gpu-check":
+        return _gpu_check(rest)
     try:
         ensure_environment()
     except subprocess.CalledProcessError as err:

@@ -26,7 +26,18 @@ import torch
 
 from .device import describe
 
-__all__ = ["Timing", "measure", "synchronize"]
+__all__ = ["Timing", "measure", "recorded", "synchronize"]
+
+# Every measurement made in this process, oldest first (bounded). The GPU check
+# (`python3 tio.py gpu-check`) reads it after running a notebook, so the figures a
+# notebook's demos measured land in its report without the notebook knowing.
+_HISTORY: list[Timing] = []
+_HISTORY_MAX = 1000
+
+
+def recorded() -> list[Timing]:
+    """The measurements :func:`measure` made in this process so far, oldest first."""
+    return list(_HISTORY)
 
 
 def synchronize(device: torch.device | str | None) -> None:
@@ -111,10 +122,13 @@ def measure(
             fn()
         synchronize(dev)
         times.append((time.perf_counter() - start) / number)
-    return Timing(
+    timing = Timing(
         label=label or getattr(fn, "__name__", "fn"),
         times=tuple(times),
         device=str(dev),
         machine=describe(dev),
         warmup=warmup,
     )
+    del _HISTORY[: max(0, len(_HISTORY) - _HISTORY_MAX + 1)]
+    _HISTORY.append(timing)
+    return timing
