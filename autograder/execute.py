@@ -20,6 +20,8 @@ from nbclient.exceptions import DeadKernelError
 from nbformat.notebooknode import NotebookNode
 from nbgrader.preprocessors import Execute
 
+from .headless import NoLostWakeups
+
 KERNEL_DIED = "KernelDied"
 
 
@@ -32,7 +34,7 @@ def _died_output(reason: str) -> NotebookNode:
     )
 
 
-class SurvivingExecute(Execute):
+class SurvivingExecute(NoLostWakeups, Execute):
     """Execute every cell; after a kernel death, mark the rest as not run instead of raising."""
 
     def preprocess(self, nb: NotebookNode, resources: Any = None, km: Any = None):

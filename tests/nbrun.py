@@ -9,6 +9,12 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 
+from autograder.headless import NoLostWakeups
+
+
+class _Client(NoLostWakeups, NotebookClient):
+    """nbclient with waits that a lost socket wake-up cannot stretch to the cell timeout."""
+
 
 @dataclass
 class Ran:
@@ -23,8 +29,8 @@ class Ran:
 def run_notebook(path: Path, *, timeout: int = 120, cwd: Path | None = None,
                  env: dict[str, str] | None = None) -> Ran:
     nb = nbformat.read(path, as_version=4)
-    client = NotebookClient(nb, timeout=timeout, allow_errors=True, kernel_name="python3",
-                            resources={"metadata": {"path": str(cwd or path.parent)}})
+    client = _Client(nb, timeout=timeout, allow_errors=True, kernel_name="python3",
+                     resources={"metadata": {"path": str(cwd or path.parent)}})
     # Headless runs do not emulate widget Output areas: nbclient's emulation can stall a
     # cell until the timeout (jupyter/nbclient#312). Widget cells still run and are checked.
     client.comm_open_handlers = {}
