@@ -29,6 +29,23 @@ _LOG_HEAD = "import torch\n\n\ndef logged_means(step, steps, every):\n"
 _LOG_CHECK = ("    if steps < 0 or every < 1:\n"
               "        raise ValueError('need steps >= 0 and every >= 1')\n")
 
+_MOVE_HEAD = "import torch\n\n\ndef to_device(batch, device):\n"
+
+
+_TUPLE_LINE = "        return tuple(to_device(v, device) for v in batch)\n"
+
+
+def _move(tensor_line: str, tuple_line: str = _TUPLE_LINE) -> str:
+    return (_MOVE_HEAD +
+            "    if isinstance(batch, torch.Tensor):\n" + tensor_line +
+            "    if isinstance(batch, dict):\n"
+            "        return {k: to_device(v, device) for k, v in batch.items()}\n"
+            "    if isinstance(batch, list):\n"
+            "        return [to_device(v, device) for v in batch]\n"
+            "    if isinstance(batch, tuple):\n" + tuple_line +
+            "    return batch\n")
+
+
 _EVAL_HEAD = ("import torch\nimport torch.nn.functional as F\n\n\n"
               "def evaluate(model, batches, loss_fn=F.mse_loss):\n")
 
@@ -148,7 +165,42 @@ WRONG = {
          "        means.append(torch.stack(block).mean())\n"
          "    return means\n"),
     ],
-    "ex5-evaluate-answer": [
+    "ex5-to-device-answer": [
+        ("always non_blocking=True, pinned or not",
+         _move("        return batch.to(device, non_blocking=True)\n")),
+        ("never non_blocking: a plain .to(device)",
+         _move("        return batch.to(device)\n")),
+        ("non_blocking whenever the target is CUDA, pinned or not",
+         _move("        return batch.to(device, non_blocking=torch.device(device).type == 'cuda')\n")),
+        ("turns tuples into lists",
+         _move("        return batch.to(device, non_blocking=batch.is_pinned())\n",
+               "        return [to_device(v, device) for v in batch]\n")),
+        ("moves only the top level: tensors inside nested containers stay behind",
+         _MOVE_HEAD +
+         "    if isinstance(batch, torch.Tensor):\n"
+         "        return batch.to(device, non_blocking=batch.is_pinned())\n"
+         "    if isinstance(batch, dict):\n"
+         "        return {k: v.to(device, non_blocking=v.is_pinned()) if isinstance(v, torch.Tensor) else v\n"
+         "                for k, v in batch.items()}\n"
+         "    if isinstance(batch, (list, tuple)):\n"
+         "        return type(batch)(v.to(device, non_blocking=v.is_pinned())\n"
+         "                           if isinstance(v, torch.Tensor) else v for v in batch)\n"
+         "    return batch\n"),
+        ("moves the dict's tensors in place, modifying the caller's batch",
+         _MOVE_HEAD +
+         "    if isinstance(batch, torch.Tensor):\n"
+         "        return batch.to(device, non_blocking=batch.is_pinned())\n"
+         "    if isinstance(batch, dict):\n"
+         "        for k in batch:\n"
+         "            batch[k] = to_device(batch[k], device)\n"
+         "        return batch\n"
+         "    if isinstance(batch, list):\n"
+         "        return [to_device(v, device) for v in batch]\n"
+         "    if isinstance(batch, tuple):\n"
+         "        return tuple(to_device(v, device) for v in batch)\n"
+         "    return batch\n"),
+    ],
+    "ex6-evaluate-answer": [
         ("model.eval() instead of no_grad: a graph is still recorded each batch",
          _EVAL_HEAD +
          "    model.eval()\n"
