@@ -133,7 +133,7 @@ WRONG = {
         ("thinks contiguous() always copies",
          _to_with({"h.contiguous()": (False, "CloneBackward0")})),
     ],
-    "ex4-logged-means-answer": [
+    "ex5-logged-means-answer": [
         ("reads every step with .item() and averages in Python",
          _LOG_HEAD + _LOG_CHECK +
          "    values = [step().item() for _ in range(steps)]\n"
@@ -165,7 +165,7 @@ WRONG = {
          "        means.append(torch.stack(block).mean())\n"
          "    return means\n"),
     ],
-    "ex5-to-device-answer": [
+    "ex4-to-device-answer": [
         ("always non_blocking=True, pinned or not",
          _move("        return batch.to(device, non_blocking=True)\n")),
         ("never non_blocking: a plain .to(device)",
