@@ -5,6 +5,7 @@
     python3 tio.py lab --port 9999   # arguments after `lab` go to JupyterLab
     python3 tio.py test              # create .venv, install, run every check (what CI runs)
     python3 tio.py test -k pipeline  # with arguments: only pytest, with those arguments
+    python3 tio.py site              # build the course website into .site/html/
     python3 tio.py gpu-check         # run every solution notebook on this machine's GPU, report
     python3 tio.py gpu-check --bundle DIR   # an offline folder that does that elsewhere
 
@@ -12,8 +13,9 @@
 CPU, each test file kept in one process); the helper package and widget tests and notebooks
 01, 03, 04 again under ipywidgets 7.7 (what Colab ships) in a second environment,
 .venv-ipywidgets7;
-binder/check.py, which builds the Binder environment without Docker and checks it; and,
-at the same time, `gpu-check --allow-cpu` (the GPU check's own path, run on the CPU).
+binder/check.py, which builds the Binder environment without Docker and checks it, then the
+website's build and browser tests (tests/test_site.py, reusing the notebooks stage 1 ran);
+and, meanwhile, `gpu-check --allow-cpu` (the GPU check's own path, run on the CPU).
 
 `gpu-check` never installs torch: it runs on the interpreter that calls it when that one
 has torch, nbclient and ipykernel (a GPU machine's own environment), else on .venv/.
@@ -47,6 +49,7 @@ COMPAT_TESTS = ["tests/test_tensorcourse.py", "tests/test_launch.py"] + [
     f"tests/test_notebooks.py::test_solution_notebook_runs_clean_on_cpu[{name}]"
     for name in ("01-why-tensors", "03-indexing-and-views", "04-operations-and-autograd")]
 USAGE = ("usage: python3 tio.py lab [jupyter args...] | python3 tio.py test [pytest args...] | "
+         "python3 tio.py site [--only NN...] | "
          "python3 tio.py gpu-check [--allow-cpu] [--bundle DIR] [--help]")
 GPU_CHECK = ["-m", "tensorcourse.gpu_check"]
 
@@ -101,14 +104,17 @@ def _stage(title: str) -> None:
 def run_all_checks() -> int:
     """The full suite: pytest, the ipywidgets 7.7 environment, the Binder build."""
     _stage("1/3 pytest: unit tests, every notebook, wrong answers, nbgrader pipeline, browser")
-    args = [_bin("python"), "-m", "pytest", "-q", "-n", "auto", "--dist", "loadfile"]
+    # The website's tests run in stage 3, once this stage has stored the executed notebooks.
+    args = [_bin("python"), "-m", "pytest", "-q", "-n", "auto", "--dist", "loadfile",
+            "-m", "not site"]
     print("+ " + " ".join(args), flush=True)
     if subprocess.run(args, cwd=ROOT, env=_with_path(VENV)).returncode != 0:
         return 1
 
     _stage("2/3 ipywidgets 7.7 (what Colab ships): helper and widget tests, notebooks 01, 03, 04")
     pins = [line for line in (ROOT / "requirements.txt").read_text().splitlines()
-            if not line.startswith(("playwright==", "pytest-xdist=="))]
+            if not line.startswith(("playwright==", "pytest-xdist==", "sphinx", "myst-",
+                                    "pydata-sphinx-theme=="))]
     pins = [("ipywidgets==7.7.*" if line.startswith("ipywidgets==") else line) for line in pins]
     ensure_environment(COMPAT_VENV, "\n".join(pins) + "\n")
     probe = "import ipywidgets as w; assert w.__version__.startswith('7.7'), w.__version__; " \
@@ -136,9 +142,14 @@ def run_all_checks() -> int:
                 str(ARTIFACTS / "binder")]
         print("+ " + " ".join(args), flush=True)
         binder_rc = subprocess.run(args, cwd=ROOT).returncode
+        print("\n---- the website: build, then check it in Chromium (tests/test_site.py)", flush=True)
+        args = [_bin("python"), "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "site",
+                "tests/test_site.py"]
+        print("+ " + " ".join(args), flush=True)
+        site_rc = subprocess.run(args, cwd=ROOT, env=_with_path(VENV)).returncode
         gpu_rc = gpu.wait()
     print(gpu_log.read_text(), flush=True)
-    if binder_rc != 0 or gpu_rc != 0:
+    if binder_rc != 0 or gpu_rc != 0 or site_rc != 0:
         return 1
     _stage(f"All checks passed. Artifacts (screenshots, Binder report): {ARTIFACTS}/")
     return 0
@@ -188,7 +199,7 @@ def lab_command(rest: list[str], *, as_root: bool | None = None) -> list[str]:
 
 
 def main(argv: list[str]) -> int:
-    if not argv or argv[0] not in {"lab", "test", "gpu-check"}:
+    if not argv or argv[0] not in {"lab", "test", "site", "gpu-check"}:
         print(USAGE, file=sys.stderr)
         return 2
     command, rest = argv[0], argv[1:]
@@ -207,7 +218,9 @@ def main(argv: list[str]) -> int:
         except subprocess.CalledProcessError as err:
             print(f"Setting up the ipywidgets 7.7 environment failed ({err}).", file=sys.stderr)
             return 1
-    if command == "lab":
+    if command == "site":
+        args = [_bin("python"), str(ROOT / "website" / "build.py"), *rest]
+    elif command == "lab":
         if _is_root():
             print("Running as root (a container?): starting JupyterLab with --allow-root.",
                   flush=True)

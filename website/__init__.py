@@ -1,0 +1,1 @@
+"""The course website: ``website/build.py`` (``python3 tio.py site``), Sphinx config, home page."""
