@@ -11,7 +11,8 @@
 
 `test` without arguments runs three stages: the pytest suite (in parallel, one process per
 CPU, each test file kept in one process); the helper package and widget tests and notebooks
-01, 03, 04 again under ipywidgets 7.7 (what Colab ships) in a second environment,
+01, 03, 04, 07, 08, 09 (the ones with widgets) again under ipywidgets 7.7 (what Colab ships) in a
+second environment,
 .venv-ipywidgets7;
 binder/check.py, which builds the Binder environment without Docker and checks it, then the
 website's build and browser tests (tests/test_site.py, reusing the notebooks stage 1 ran);
@@ -47,7 +48,9 @@ COMPAT_VENV = Path(os.environ.get("TIO_COMPAT_VENV", ROOT / ".venv-ipywidgets7")
 # Under ipywidgets 7.7: the helper package, the widgets, and the notebooks that show widgets.
 COMPAT_TESTS = ["tests/test_tensorcourse.py", "tests/test_launch.py"] + [
     f"tests/test_notebooks.py::test_solution_notebook_runs_clean_on_cpu[{name}]"
-    for name in ("01-why-tensors", "03-indexing-and-views", "04-operations-and-autograd")]
+    for name in ("01-why-tensors", "03-indexing-and-views", "04-operations-and-autograd",
+                 "07-programmable-tensor-system", "08-autograd-function-and-compilers",
+                 "09-layout-devices-gradient-lifetime")]
 USAGE = ("usage: python3 tio.py lab [jupyter args...] | python3 tio.py test [pytest args...] | "
          "python3 tio.py site [--only NN...] | "
          "python3 tio.py gpu-check [--allow-cpu] [--bundle DIR] [--help]")
@@ -111,10 +114,11 @@ def run_all_checks() -> int:
     if subprocess.run(args, cwd=ROOT, env=_with_path(VENV)).returncode != 0:
         return 1
 
-    _stage("2/3 ipywidgets 7.7 (what Colab ships): helper and widget tests, notebooks 01, 03, 04")
+    _stage("2/3 ipywidgets 7.7 (what Colab ships): helper and widget tests, the notebooks with "
+           "widgets")
     pins = [line for line in (ROOT / "requirements.txt").read_text().splitlines()
             if not line.startswith(("playwright==", "pytest-xdist==", "sphinx", "myst-",
-                                    "pydata-sphinx-theme=="))]
+                                    "pydata-sphinx-theme==", "triton=="))]
     pins = [("ipywidgets==7.7.*" if line.startswith("ipywidgets==") else line) for line in pins]
     ensure_environment(COMPAT_VENV, "\n".join(pins) + "\n")
     probe = "import ipywidgets as w; assert w.__version__.startswith('7.7'), w.__version__; " \
