@@ -51,7 +51,7 @@ ALLOWED_WARNINGS: tuple[str, ...] = ()
 
 sys.path.insert(0, str(REPO))
 from autograder.course import assignments, publication  # noqa: E402
-from autograder.generate import binder_url, colab_url, is_launch_cell  # noqa: E402
+from autograder.generate import badges_markdown, binder_url, colab_url, is_launch_cell  # noqa: E402
 from autograder.headless import NoLostWakeups  # noqa: E402
 
 
@@ -159,9 +159,10 @@ def page_notebook(assignment: str, executed: nbformat.NotebookNode) -> nbformat.
             continue  # the Colab setup cell
         if cell.cell_type == "markdown":
             cell.source = _outside_links_to_github(cell.source, assignment)
-        if is_launch_cell(cell):
-            cell.source += (f' <a class="tio-download" href="../../downloads/{assignment}.ipynb" '
-                            f'download="{assignment}.ipynb">Download the notebook</a>')
+        if is_launch_cell(cell):  # the badges: the same function writes the notebooks' own
+            cell.source = (badges_markdown(publication(), f"notebooks/{assignment}/{assignment}.ipynb")
+                           + f' <a class="tio-download" href="../../downloads/{assignment}.ipynb" '
+                           f'download="{assignment}.ipynb">Download the notebook</a>')
         if cell.cell_type == "code":
             cell.outputs = []
             cell.execution_count = None

@@ -1,0 +1,27 @@
+"""The website's published address and its workflow follow the course's one setting.
+
+Fast checks (no build): the README's "Read it online" link is the GitHub Pages address of
+the repository in ``[tool.tensorcourse]``, and the Pages workflow builds with the course's
+own command and publishes what it writes.
+"""
+
+from __future__ import annotations
+
+from autograder.course import publication
+from coursefiles import REPO
+
+
+def pages_url() -> str:
+    owner, name = publication().owner_name.split("/")
+    return f"https://{owner.lower()}.github.io/{name}/"
+
+
+def test_readme_links_to_the_published_site():
+    assert pages_url() in (REPO / "README.md").read_text(), \
+        f"README should link to {pages_url()} (the Pages address of [tool.tensorcourse])"
+
+
+def test_the_pages_workflow_builds_with_tio_and_uploads_the_html():
+    workflow = (REPO / ".github" / "workflows" / "pages.yml").read_text()
+    assert "python3 tio.py site" in workflow
+    assert "path: .site/html" in workflow and "actions/deploy-pages" in workflow
