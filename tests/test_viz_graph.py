@@ -180,3 +180,24 @@ def test_explorer_steps_through_backward_without_running_it():
     assert ex.state["step"] == 3
     assert w.grad is None and b.grad is None  # nothing ran
     assert ex.renders >= 5 and ex.last_figure is not None
+
+
+def test_a_custom_function_shows_what_save_for_backward_kept():
+    class Square(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x
+
+        @staticmethod
+        def backward(ctx, grad):
+            (x,) = ctx.saved_tensors
+            return 2 * x * grad
+
+    x = torch.randn(3, requires_grad=True)
+    y = Square.apply(x)
+    node = tc.viz.describe_graph(y, {"x": x}).nodes[0]
+    assert node.op == "SquareBackward"
+    assert [(s.attr, s.alias) for s in node.saved] == [("saved_tensors[0]", "x")]
+    y.sum().backward()
+    assert tc.viz.describe_graph(y).nodes[0].saved[0].freed

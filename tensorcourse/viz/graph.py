@@ -135,8 +135,23 @@ def _names_by_identity(names: Mapping[str, Any] | None) -> dict[str, torch.Tenso
     return dict(names)
 
 
+def _alias(value: torch.Tensor, named: dict[str, torch.Tensor]) -> str | None:
+    return next((n for n, t in named.items()
+                 if t.layout == torch.strided and value.layout == torch.strided
+                 and t.data_ptr() == value.data_ptr() and t.shape == value.shape
+                 and t.stride() == value.stride() and t.dtype == value.dtype), None)
+
+
 def _saved_of(node: Any, named: dict[str, torch.Tensor]) -> list[SavedTensor]:
     out: list[SavedTensor] = []
+    if isinstance(node, torch.autograd.function.BackwardCFunction):
+        # A custom autograd.Function's node: what ctx.save_for_backward kept, in order.
+        try:
+            values = node.saved_tensors
+        except RuntimeError:  # freed by backward()
+            return [SavedTensor("saved_tensors", None, None, freed=True)]
+        return [SavedTensor(f"saved_tensors[{i}]", _shape(v), v.dtype, alias=_alias(v, named))
+                for i, v in enumerate(values) if isinstance(v, torch.Tensor)]
     for attr in dir(node):
         if not attr.startswith("_saved_") or attr.endswith(("_sym_sizes", "_sym_strides")):
             continue
@@ -148,11 +163,7 @@ def _saved_of(node: Any, named: dict[str, torch.Tensor]) -> list[SavedTensor]:
             continue
         if not isinstance(value, torch.Tensor):
             continue
-        alias = next((n for n, t in named.items()
-                      if t.layout == torch.strided and value.layout == torch.strided
-                      and t.data_ptr() == value.data_ptr() and t.shape == value.shape
-                      and t.stride() == value.stride() and t.dtype == value.dtype), None)
-        out.append(SavedTensor(short, _shape(value), value.dtype, alias=alias))
+        out.append(SavedTensor(short, _shape(value), value.dtype, alias=_alias(value, named)))
     return out
 
 
