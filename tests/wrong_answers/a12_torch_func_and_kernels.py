@@ -117,6 +117,14 @@ WRONG = {
          _KERNEL_HEAD + "    offsets = tl.program_id(axis=0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)\n"
          "    mask = offsets <= n_elements\n    x = tl.load(x_ptr + offsets, mask=mask)\n"
          "    tl.store(out_ptr + offsets, tl.maximum(x * scale + bias, 0.0), mask=mask)\n" + _LAUNCHER),
+        ("hard-codes a block of 128 lanes instead of BLOCK_SIZE",
+         _KERNEL_HEAD + "    offsets = tl.program_id(axis=0) * 128 + tl.arange(0, 128)\n"
+         "    mask = offsets < n_elements\n    x = tl.load(x_ptr + offsets, mask=mask)\n"
+         "    tl.store(out_ptr + offsets, tl.maximum(x * scale + bias, 0.0), mask=mask)\n" + _LAUNCHER),
+        ("no kernel at all: a dict of torch functions that kernel[grid](...) happens to index",
+         "def _torch_launch(x, out, n, scale, bias, BLOCK_SIZE):\n"
+         "    out[:n] = torch.relu(x[:n] * scale + bias)\n\n\n"
+         "scale_bias_relu_kernel = {(g,): _torch_launch for g in range(1, 4096)}\n" + _LAUNCHER),
     ],
     "ex5-call-logger-answer": [
         ("fixes the return and kwargs but logs func.__name__",
