@@ -83,6 +83,10 @@ WRONG = {
          "        strides.append(running)\n"
          "        running *= max(size, 1)\n"
          "    return strides[::-1]\n"),
+        ("asks torch instead of computing: a fresh tensor made with new_empty",
+         "import torch\n\n\n" + _STRIDES_HEAD +
+         "    if any(s < 0 for s in shape):\n        raise ValueError('negative size')\n"
+         "    return tuple(torch.arange(1).new_empty(tuple(shape)).stride())\n"),
     ],
     "ex2-is-contiguous-answer": [
         ("compares with the strides of a fresh tensor: a size-1 dim's odd stride fails it",
@@ -118,6 +122,10 @@ WRONG = {
          "        if stride != expected:\n            return False\n"
          "        expected *= size\n"
          "    return True\n"),
+        ("asks torch instead of working it out: new_empty_strided on a tensor made with ones",
+         "import torch\n\n\n" + _CONTIG_HEAD +
+         "    if len(shape) != len(strides):\n        raise ValueError('lengths differ')\n"
+         "    return torch.ones(1).new_empty_strided(tuple(shape), tuple(strides)).is_contiguous()\n"),
     ],
     "ex3-to-predict-answer": [
         ("believes .to() always copies, even when nothing changes",
@@ -164,6 +172,22 @@ WRONG = {
          "    if block:\n"
          "        means.append(torch.stack(block).mean())\n"
          "    return means\n"),
+        ("keeps every block's mean on the device and reads them all once, when training ends",
+         _LOG_HEAD + _LOG_CHECK +
+         "    means, block = [], []\n"
+         "    for _ in range(steps):\n"
+         "        block.append(step())\n"
+         "        if len(block) == every:\n"
+         "            means.append(torch.stack(block).mean())\n"
+         "            block = []\n"
+         "    if block:\n"
+         "        means.append(torch.stack(block).mean())\n"
+         "    return torch.stack(means).tolist() if means else []\n"),
+        ("reads every step through NumPy (np.asarray is a host read too)",
+         "import numpy as np\n" + _LOG_HEAD + _LOG_CHECK +
+         "    values = [float(np.asarray(step())) for _ in range(steps)]\n"
+         "    return [sum(values[i:i + every]) / len(values[i:i + every])\n"
+         "            for i in range(0, len(values), every)]\n"),
     ],
     "ex4-to-device-answer": [
         ("always non_blocking=True, pinned or not",
