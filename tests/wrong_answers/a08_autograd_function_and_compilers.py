@@ -87,6 +87,20 @@ WRONG = {
          "    def backward(ctx, grad_output):\n"
          "        out, = ctx.saved_tensors\n"
          "        return grad_output * (out >= 0)\n"),
+        ("calls torch.relu through a helper and lets autograd differentiate it in backward",
+         "def positive_part(t):\n"
+         "    return torch.relu(t)\n\n\n"
+         "class ReLUFn(torch.autograd.Function):\n"
+         "    @staticmethod\n"
+         "    def forward(ctx, input):\n"
+         "        ctx.save_for_backward(input)\n"
+         "        return positive_part(input)\n\n"
+         "    @staticmethod\n"
+         "    def backward(ctx, grad_output):\n"
+         "        input, = ctx.saved_tensors\n"
+         "        with torch.enable_grad():\n"
+         "            x = input.detach().requires_grad_()\n"
+         "            return torch.autograd.grad(positive_part(x), x, grad_output)[0]\n"),
     ],
     "ex2-leaky-relu-answer": [
         ("uses x >= 0: at exactly 0 the gradient is 1 instead of the slope",
@@ -131,6 +145,20 @@ WRONG = {
          "    def backward(ctx, grad_output):\n"
          "        x, = ctx.saved_tensors\n"
          "        return torch.where(x > 0, grad_output, grad_output * ctx.slope)\n"),
+        ("calls F.leaky_relu through a helper and lets autograd differentiate it in backward",
+         "def leaky(t, slope):\n"
+         "    return F.leaky_relu(t, slope)\n\n\n"
+         + _LEAKY_HEAD +
+         "    def forward(ctx, x, negative_slope):\n"
+         "        ctx.save_for_backward(x)\n"
+         "        ctx.slope = negative_slope\n"
+         "        return leaky(x, negative_slope)\n\n"
+         "    @staticmethod\n"
+         "    def backward(ctx, grad_output):\n"
+         "        x, = ctx.saved_tensors\n"
+         "        with torch.enable_grad():\n"
+         "            t = x.detach().requires_grad_()\n"
+         "            return torch.autograd.grad(leaky(t, ctx.slope), t, grad_output)[0], None\n"),
     ],
     "ex3-linear-fn-answer": [
         ("ignores needs_input_grad: computes and returns every gradient",
@@ -216,5 +244,12 @@ WRONG = {
         ("clamps every entry to max_norm instead of scaling by the norm",
          _CLIP_CLASS +
          "        return x.clamp(-self.max_norm, self.max_norm)\n\n\n" + _CLIP_EXPORT_DYNAMIC),
+        ("torch.cond whose keep branch returns its operand itself (torch.cond refuses the aliasing)",
+         _CLIP_CLASS +
+         "        max_norm = self.max_norm\n"
+         "        norm = x.norm()\n"
+         "        return torch.cond(norm > max_norm, lambda x, n: x * (max_norm / n),\n"
+         "                          lambda x, n: x, (x, norm))\n\n\n"
+         + _CLIP_EXPORT_DYNAMIC),
     ],
 }
