@@ -249,3 +249,54 @@ def test_the_readme_install_line_resolves_in_this_environment(tmp_path):
     names = sorted(item["metadata"]["name"] for item in json.loads(report.read_text())["install"])
     assert names == ["tensorcourse"], f"pip would install {names}"
     assert (NOTEBOOKS / "01-why-tensors" / "01-why-tensors.ipynb").is_file()
+
+
+# ---- predict exercises: a self-check after committing, without weakening the graded test ------
+
+FIRST_SIX = ["01-why-tensors", "02-creating-tensors", "03-indexing-and-views",
+             "04-operations-and-autograd", "05-memory-and-performance", "06-troubleshooting"]
+
+
+def _predict_exercises(nb) -> list[int]:
+    """Indices of the graded test cells of the notebook's predict exercises."""
+    found, in_predict = [], False
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type == "markdown" and cell.source.startswith("### Exercise"):
+            in_predict = "(predict," in cell.source.splitlines()[0]
+        meta = cell.metadata.get("nbgrader", {})
+        if in_predict and meta.get("grade") and not meta.get("solution"):
+            found.append(i)
+            in_predict = False
+    return found
+
+
+@pytest.mark.parametrize("folder", ["solutions", "notebooks"])
+@pytest.mark.parametrize("assignment", FIRST_SIX)
+def test_every_predict_exercise_is_followed_by_an_ungraded_check_yourself(folder, assignment):
+    import nbformat
+
+    nb = nbformat.read(REPO / folder / assignment / f"{assignment}.ipynb", as_version=4)
+    tests = _predict_exercises(nb)
+    assert tests, f"{assignment}: no predict exercise found"
+    for i in tests:
+        text, check = nb.cells[i + 1], nb.cells[i + 2]
+        assert text.cell_type == "markdown" and "**Check yourself.**" in text.source, (assignment, i)
+        assert check.cell_type == "code" and "tc.check.reveal(" in check.source, (assignment, i)
+        for cell in (text, check):   # not graded, not locked: nbgrader ignores them
+            assert "nbgrader" not in cell.metadata, (assignment, i)
+
+
+def test_the_check_reveals_nothing_before_the_learner_commits(capsys):
+    """The released template (None answers, or (None, None) pairs as in notebook 02, which the
+    check cell maps to None) prints a request to commit first, not the truth."""
+    import tensorcourse as tc
+
+    truth = {"a": 1, "b": 2}
+    assert tc.check.reveal({"a": None, "b": None}, truth, name="p") == 0
+    out = capsys.readouterr().out
+    assert "Commit to every answer first" in out and "truth" not in out
+    template = {"a": (None, None), "b": (None, None)}
+    mapped = {k: None if v == (None, None) else v for k, v in template.items()}
+    assert tc.check.reveal(mapped, truth, name="p") == 0
+    assert "Commit to every answer first" in capsys.readouterr().out
+    assert tc.check.reveal({"a": 1, "b": 3}, truth, name="p") == 1
