@@ -121,6 +121,10 @@ WRONG = {
          _KERNEL_HEAD + "    offsets = tl.program_id(axis=0) * 128 + tl.arange(0, 128)\n"
          "    mask = offsets < n_elements\n    x = tl.load(x_ptr + offsets, mask=mask)\n"
          "    tl.store(out_ptr + offsets, tl.maximum(x * scale + bias, 0.0), mask=mask)\n" + _LAUNCHER),
+        ("computes in float32 whatever the input: float64 loses precision",
+         _KERNEL_HEAD + "    offsets = tl.program_id(axis=0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)\n"
+         "    mask = offsets < n_elements\n    x = tl.load(x_ptr + offsets, mask=mask).to(tl.float32)\n"
+         "    tl.store(out_ptr + offsets, tl.maximum(x * scale + bias, 0.0), mask=mask)\n" + _LAUNCHER),
         ("no kernel at all: a dict of torch functions that kernel[grid](...) happens to index",
          "def _torch_launch(x, out, n, scale, bias, BLOCK_SIZE):\n"
          "    out[:n] = torch.relu(x[:n] * scale + bias)\n\n\n"
