@@ -5,9 +5,12 @@ nbclient waits for a cell's ``execute_reply`` with one long ``poll`` of the shel
 socket. A ZeroMQ socket tells asyncio it is readable through an *edge-triggered* file
 descriptor; when that edge is consumed or missed, the poll is not woken, pyzmq checks the
 socket once more only when the poll times out, and a reply that had been waiting is picked
-up exactly at the deadline, the kernel long idle. That is the stall seen in headless runs
-of notebook 04 (and what jupyter/nbclient#312 reports for widget cells); under grading the
-cell would be cut off and score 0.
+up exactly at the deadline, the kernel long idle. That is the symptom reported for headless
+runs of notebook 04 after its widget cell (and in jupyter/nbclient#312 for widget cells);
+under grading the cell would be cut off and score 0. (It did not reproduce in about a hundred
+runs with ipykernel 7.4.0, pyzmq 27.3.0 and nbclient 0.11.0, whose asyncio sockets re-check
+after their own sends and EVENTS reads, so which operation ate the edge there is not known;
+this module makes the outcome impossible whatever the trigger.)
 
 :class:`NoLostWakeups` turns every wait on those two channels into a series of short polls
 (``SLICE_S``). Each ends with a direct check of the socket, so a missed wake-up costs at
