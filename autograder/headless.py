@@ -10,7 +10,8 @@ runs of notebook 04 after its widget cell (and in jupyter/nbclient#312 for widge
 under grading the cell would be cut off and score 0. (It did not reproduce in about a hundred
 runs with ipykernel 7.4.0, pyzmq 27.3.0 and nbclient 0.11.0, whose asyncio sockets re-check
 after their own sends and EVENTS reads, so which operation ate the edge there is not known;
-this module makes the outcome impossible whatever the trigger.)
+this module bounds the wait whatever consumed the client-side edge; a reply stuck inside
+the kernel would not be helped by it.)
 
 :class:`NoLostWakeups` turns every wait on those two channels into a series of short polls
 (``SLICE_S``). Each ends with a direct check of the socket, so a missed wake-up costs at
