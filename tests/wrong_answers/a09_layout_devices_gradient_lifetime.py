@@ -251,6 +251,16 @@ WRONG = {
          "    losses = [loss_fn(model(x), y) for x, y in batches]\n"
          "    if not losses:\n        raise ValueError('no batches')\n"
          "    return torch.stack(losses).mean().item()\n"),
+        ("switches grad mode off, then on again: wrong for a caller who had it off",
+         _EVAL_HEAD +
+         "    torch.set_grad_enabled(False)\n"
+         "    total, count = 0.0, 0\n"
+         "    for x, y in batches:\n"
+         "        total += loss_fn(model(x), y).item()\n"
+         "        count += 1\n"
+         "    torch.set_grad_enabled(True)\n"
+         "    if count == 0:\n        raise ValueError('no batches')\n"
+         "    return total / count\n"),
         ("calls len(batches): fails on a generator",
          _EVAL_HEAD +
          "    if len(batches) == 0:\n        raise ValueError('no batches')\n"
