@@ -149,6 +149,11 @@ WRONG = {
          "    m = re.search(r'^VmRSS:\\s+(\\d+)', text, re.M)\n"
          "    if m is None:\n        raise ValueError(f'no VmRSS in {status_path}')\n"
          "    return int(m.group(1))\n"),
+        ("takes kB as 1000 bytes",
+         _RSS_HEAD + "    text = open(status_path).read()\n"
+         "    m = re.search(r'^VmRSS:\\s+(\\d+)', text, re.M)\n"
+         "    if m is None:\n        raise ValueError(f'no VmRSS in {status_path}')\n"
+         "    return int(m.group(1)) * 1000\n"),
         ("reads VmHWM, the peak",
          _RSS_HEAD + "    text = open(status_path).read()\n"
          "    m = re.search(r'^VmHWM:\\s+(\\d+)', text, re.M)\n"
