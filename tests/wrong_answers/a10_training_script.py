@@ -94,6 +94,7 @@ WRONG = {
         ("believes Python floats become float32", _collate(**{"float": "torch.float32"})),
         ("believes a list sample stays one entry per sample", _collate(**{"pairs": "5"})),
         ("believes default_collate pads ragged tensors", _collate(**{"ragged": "False"})),
+        ("writes the dtypes as strings", _collate(numpy="'torch.float32'", float="'torch.float64'")),
     ],
     "ex2-pad-collate-answer": [
         ("pads on the left",
@@ -162,6 +163,28 @@ WRONG = {
         ("returns the saved epoch, so the resumed run repeats it",
          _save() + _CKPT_LOAD_RIGHT.replace("return ckpt['epoch'] + 1", "return ckpt['epoch']")),
         ("does not restore the scaler", _save() + _load_without("scaler.load_state_dict")),
+        ("forgets torch's own RNG (dropout masks, torch.randn noise)",
+         _save() + _load_without("torch.set_rng_state")),
+        ("keeps the states in memory, keyed by path, instead of reading them from the file",
+         "import copy\n\n_MEMORY = {}\n\n\n"
+         "def save_checkpoint(path, model, optimizer, scaler, generator, epoch):\n"
+         "    _MEMORY[path] = {'torch': torch.get_rng_state(), 'python': random.getstate(),\n"
+         "                     'numpy': np.random.get_state(), 'gen': generator.get_state(),\n"
+         "                     'model': {k: v.clone() for k, v in model.state_dict().items()},\n"
+         "                     'optimizer': copy.deepcopy(optimizer.state_dict()),\n"
+         "                     'scaler': scaler.state_dict(), 'epoch': epoch}\n"
+         "    torch.save({'epoch': epoch}, path)\n\n\n"
+         "def load_checkpoint(path, model, optimizer, scaler, generator):\n"
+         "    torch.load(path, weights_only=True)\n"
+         "    ckpt = _MEMORY[path]\n"
+         "    model.load_state_dict(ckpt['model'])\n"
+         "    optimizer.load_state_dict(ckpt['optimizer'])\n"
+         "    scaler.load_state_dict(ckpt['scaler'])\n"
+         "    torch.set_rng_state(ckpt['torch'])\n"
+         "    random.setstate(ckpt['python'])\n"
+         "    np.random.set_state(ckpt['numpy'])\n"
+         "    generator.set_state(ckpt['gen'])\n"
+         "    return ckpt['epoch'] + 1\n"),
     ],
     "ex6-first-steady-answer": [
         ("includes the first (compiling) call in the median",
