@@ -400,6 +400,18 @@ def standardize_fixed(x):
     return torch.where(std < 1e-6, x - mean, (x - mean) / std)
 '''
 
+_STD_CLAMPED = '''\
+def standardize_fixed(x):
+    mean = x.mean()
+    return (x - mean) / x.std().clamp_min(1e-6)
+'''
+
+_STD_NAN_TO_NUM = '''\
+def standardize_fixed(x):
+    mean = x.mean()
+    return torch.nan_to_num((x - mean) / x.std())
+'''
+
 WRONG = {
     "ex1-pinned-bytes-answer": [
         ("sums the bytes each tensor shows (nbytes), not the storages", _PINNED_NBYTES),
@@ -443,5 +455,7 @@ WRONG = {
         ("drops the constant-input case: NaN for a constant input", _STD_NO_CONSTANT_CASE),
         ("a Python if on a tensor value: still a graph break", _STD_PYTHON_IF),
         ("biased std (unbiased=False): different values", _STD_BIASED),
+        ("clamps std at 1e-6: right for constants, wrong for a tiny nonzero std", _STD_CLAMPED),
+        ("nan_to_num of (x - mean) / std: divides by a tiny nonzero std", _STD_NAN_TO_NUM),
     ],
 }
