@@ -13,46 +13,88 @@ import sys
 from pathlib import Path
 
 from .course import DEFAULT_CELL_TIMEOUT, DEFAULT_WORKDIR, CourseError, resolve_assignments
+from .sandbox import Limits
+
+UNSANDBOXED_WARNING = ("WARNING: --no-sandbox: learners' code runs with your permissions, can read "
+                       "solutions/ and the gradebook, and can change anything you can. Use it only "
+                       "for submissions you trust.")
 
 
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="python -m autograder",
-        description="The Tensors Inside Out nbgrader pipeline. See autograder/README.md.",
-    )
-    p.add_argument("-v", "--verbose", action="store_true", help="show nbgrader's log")
-    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+COMMANDS = {
+    "generate": "solutions/ -> notebooks/ (student versions)",
+    "grade": "autograde a folder of submissions, each in a sandbox",
+    "feedback": "per-student HTML feedback for graded submissions",
+    "export": "CSV of scores per student and assignment",
+}
 
-    g = sub.add_parser("generate", help="solutions/ -> notebooks/ (student versions)")
-    g.add_argument("assignments", nargs="*", help="assignment names (default: all)")
-    g.add_argument("--check", action="store_true",
-                   help="do not write; fail if notebooks/ differs from a fresh generation")
 
-    def workdir_arg(sp: argparse.ArgumentParser) -> None:
+def _subparser(command: str) -> argparse.ArgumentParser:
+    """The parser of one command; options and positionals may come in any order."""
+    sp = argparse.ArgumentParser(prog=f"python -m autograder {command}",
+                                 description=COMMANDS[command] + ". See autograder/README.md.")
+    sp.add_argument("-v", "--verbose", action="store_true", help="show nbgrader's log")
+
+    def workdir_arg() -> None:
         sp.add_argument("--workdir", type=Path, default=DEFAULT_WORKDIR,
                         help=f"grading folder (default: {DEFAULT_WORKDIR.name}/ in the repo, "
                         "ignored by git)")
 
-    gr = sub.add_parser("grade", help="autograde a folder of submissions")
-    gr.add_argument("submissions", type=Path,
-                    help="folder laid out <student>/<assignment>/<notebook>.ipynb, "
-                    "or holding <student>.zip files")
-    gr.add_argument("assignments", nargs="*", help="assignment names (default: all)")
-    gr.add_argument("--timeout", type=int, default=DEFAULT_CELL_TIMEOUT,
-                    help=f"seconds a cell may run before it is interrupted and scored 0 "
-                    f"(default {DEFAULT_CELL_TIMEOUT})")
-    workdir_arg(gr)
+    if command == "generate":
+        sp.add_argument("assignments", nargs="*", help="assignment names (default: all)")
+        sp.add_argument("--check", action="store_true",
+                        help="do not write; fail if notebooks/ differs from a fresh generation")
+    elif command == "grade":
+        sp.add_argument("submissions", type=Path,
+                        help="folder laid out <student>/<assignment>/<notebook>.ipynb, "
+                        "or holding <student>.zip files")
+        sp.add_argument("assignments", nargs="*", help="assignment names (default: all)")
+        sp.add_argument("--timeout", type=int, default=DEFAULT_CELL_TIMEOUT,
+                        help=f"seconds a cell may run before it is interrupted and scored 0 "
+                        f"(default {DEFAULT_CELL_TIMEOUT})")
+        sp.add_argument("--notebook-timeout", type=int, default=Limits.notebook_timeout,
+                        help="seconds a whole notebook may run before its kernel is stopped "
+                        f"(default {Limits.notebook_timeout})")
+        sp.add_argument("--memory", type=int, default=Limits.memory_bytes // 2**20, metavar="MIB",
+                        help="address space per kernel process, MiB "
+                        f"(default {Limits.memory_bytes // 2**20})")
+        sp.add_argument("-j", "--jobs", type=int, default=None,
+                        help="notebooks graded at once (default: all CPUs)")
+        sp.add_argument("--no-sandbox", action="store_true",
+                        help="run kernels WITHOUT bubblewrap: only for submissions you trust "
+                        "(warns on every run)")
+        sp.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+        workdir_arg()
+    elif command == "feedback":
+        sp.add_argument("assignments", nargs="*", help="assignment names (default: all)")
+        workdir_arg()
+    else:
+        sp.add_argument("--output", type=Path, default=None,
+                        help="CSV path (default: <workdir>/grades.csv)")
+        sp.add_argument("--by-cell", action="store_true", help="one row per graded cell")
+        workdir_arg()
+    return sp
 
-    f = sub.add_parser("feedback", help="per-student HTML feedback for graded submissions")
-    f.add_argument("assignments", nargs="*", help="assignment names (default: all)")
-    workdir_arg(f)
 
-    e = sub.add_parser("export", help="CSV of scores per student and assignment")
-    e.add_argument("--output", type=Path, default=None,
-                   help="CSV path (default: <workdir>/grades.csv)")
-    e.add_argument("--by-cell", action="store_true", help="one row per graded cell")
-    workdir_arg(e)
+def _top_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m autograder",
+        description="The Tensors Inside Out nbgrader pipeline. See autograder/README.md.",
+        epilog="commands:\n" + "\n".join(f"  {c:<10} {h}" for c, h in COMMANDS.items())
+        + "\n\n`python -m autograder COMMAND --help` for a command's options.",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("-v", "--verbose", action="store_true", help="show nbgrader's log")
+    p.add_argument("command", choices=sorted(COMMANDS), metavar="COMMAND")
+    p.add_argument("rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
     return p
+
+
+def parse(argv: list[str] | None) -> argparse.Namespace:
+    """Parse a command line; a command's options and positionals may be intermixed."""
+    top = _top_parser().parse_args(argv)
+    args = _subparser(top.command).parse_intermixed_args(top.rest)
+    args.command = top.command
+    args.verbose = args.verbose or top.verbose
+    return args
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -74,21 +116,7 @@ def _run(args: argparse.Namespace) -> int:
         return 0
 
     if args.command == "grade":
-        from .grading import grade
-
-        if args.timeout < 1:
-            raise CourseError("--timeout must be at least 1 second.")
-        names = resolve_assignments(args.assignments)
-        results, problems = grade(args.submissions, args.workdir.resolve(), names, args.timeout)
-        for r in results:
-            flag = "  (see problems)" if r.problem else ""
-            print(f"{r.student:<24} {r.assignment:<28} {r.score:6.1f} / {r.max_score:<6.1f}{flag}")
-        if problems:
-            print("\nProblems:")
-            print("\n".join(f"  - {p}" for p in problems))
-        print(f"\nGraded {len(results)} submission(s) into {args.workdir}. Next: "
-              "`python -m autograder feedback` and `python -m autograder export`.")
-        return 0 if results else 1
+        return _grade(args)
 
     if args.command == "feedback":
         from .grading import feedback
@@ -109,6 +137,46 @@ def _run(args: argparse.Namespace) -> int:
     raise AssertionError(args.command)
 
 
+def _grade(args: argparse.Namespace) -> int:
+    from .grading import default_jobs, grade
+    from .sandbox import container_hint, unavailable
+
+    if args.timeout < 1 or args.notebook_timeout < 1:
+        raise CourseError("--timeout and --notebook-timeout must be at least 1 second.")
+    jobs = default_jobs() if args.jobs is None else args.jobs
+    if jobs < 1:
+        raise CourseError("--jobs must be at least 1.")
+    if args.no_sandbox:
+        print(UNSANDBOXED_WARNING, file=sys.stderr)
+    else:
+        reason = unavailable()
+        if reason:
+            raise CourseError(f"cannot sandbox learners' code here: {reason}.\n{container_hint()}")
+    names = resolve_assignments(args.assignments)
+    limits = Limits(cell_timeout=args.timeout, notebook_timeout=args.notebook_timeout,
+                    memory_bytes=args.memory * 2**20,
+                    cpu_seconds=max(Limits.cpu_seconds, 2 * args.notebook_timeout))
+    results, problems, tampering = grade(args.submissions, args.workdir.resolve(), names, limits,
+                                         jobs=jobs, sandboxed=not args.no_sandbox,
+                                         progress=not args.no_progress)
+    for r in results:
+        flag = "  (see problems)" if r.problem else ""
+        flag = "  (TAMPERING)" if r.tampering else flag
+        print(f"{r.student:<24} {r.assignment:<28} {r.score:6.1f} / {r.max_score:<6.1f}{flag}")
+    if problems:
+        print("\nProblems:")
+        print("\n".join(f"  - {p}" for p in problems))
+    if tampering:
+        print("\nTampering (scored 0 where it reached; check these submissions by hand):")
+        print("\n".join(f"  - {t}" for t in tampering))
+    print(f"\nGraded {len(results)} submission(s) into {args.workdir} "
+          f"({'sandboxed' if not args.no_sandbox else 'NOT sandboxed'}, {jobs} at a time). Next: "
+          "`python -m autograder feedback` and `python -m autograder export`.")
+    if args.no_sandbox:
+        print(UNSANDBOXED_WARNING, file=sys.stderr)
+    return 0 if results else 1
+
+
 def _put_interpreter_on_path() -> None:
     # nbgrader shells out to `alembic` (installed next to this Python). Called as
     # `/path/to/venv/bin/python -m autograder` without activating the venv, that folder
@@ -119,7 +187,7 @@ def _put_interpreter_on_path() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    args = parse(argv)
     _put_interpreter_on_path()
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format="%(levelname)s %(message)s")
@@ -127,6 +195,8 @@ def main(argv: list[str] | None = None) -> int:
         # nbgrader logs every step at INFO and kernel chatter at WARNING; the summary says
         # what matters.
         logging.getLogger("traitlets").setLevel(logging.ERROR)
+        for handler in logging.getLogger().handlers:
+            handler.setLevel(logging.ERROR)  # nbgrader's apps set their own loggers to INFO
     try:
         return _run(args)
     except CourseError as err:

@@ -1,20 +1,31 @@
-"""Autograde, feedback and export, on nbgrader's gradebook in the working folder.
+"""Grade a class: collect, grade every notebook in parallel, record in nbgrader's gradebook.
 
-Every (student, assignment) is autograded on its own, so one broken submission
-never stops the others. After a run every submission has a recorded score: if
-nbgrader could not grade a notebook at all, its grades are recorded as 0 and
-the problem is reported for the instructor to look at.
+Contract of :func:`grade`: every (student, assignment) found ends with a recorded score, in
+the gradebook at ``<workdir>/gradebook.db``, written by this process only, in sorted order
+(same submissions, same scores, whatever ``jobs`` is). Each notebook is graded by
+:func:`autograder.unit.grade_notebook` in a worker process, its kernel in a sandbox. Next to
+the gradebook: ``submitted/`` (copies of what was read), ``autograded/`` (executed notebooks,
+hidden tests included: for the instructor only) and ``results/`` (per-notebook JSON that
+feedback is made from). Feedback and export read only these.
 """
 
 from __future__ import annotations
 
 import csv
+import json
 import logging
-from dataclasses import dataclass
+import os
+import shutil
+import sys
+import warnings
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from .course import DEFAULT_CELL_TIMEOUT, CourseError, base_config
+from .course import NOTEBOOKS, SOLUTIONS, CourseError, base_config, notebook_names
+from .sandbox import Limits
 from .submissions import collect
+from .unit import Job, Outcome, TestResult, grade_notebook
 
 log = logging.getLogger("autograder")
 
@@ -26,80 +37,181 @@ class GradeResult:
     score: float
     max_score: float
     problem: str = ""
-
-
-def _api(workdir: Path, cell_timeout: int = DEFAULT_CELL_TIMEOUT):
-    from nbgrader.apps import NbGraderAPI
-
-    workdir.mkdir(parents=True, exist_ok=True)
-    config = base_config(workdir, release=workdir / "release", db=workdir / "gradebook.db",
-                         cell_timeout=cell_timeout)
-    return NbGraderAPI(config=config)
+    tampering: list[str] = field(default_factory=list)
 
 
 def db_url(workdir: Path) -> str:
     return f"sqlite:///{workdir / 'gradebook.db'}"
 
 
-def _zero_ungraded(workdir: Path, assignment: str, student: str) -> None:
-    """Record 0 for every autograded cell nbgrader left without a score."""
+def _api(workdir: Path):
+    from nbgrader.apps import NbGraderAPI
+
+    workdir.mkdir(parents=True, exist_ok=True)
+    config = base_config(workdir, release=workdir / "release", db=workdir / "gradebook.db")
+    # No exchange is used (submissions are collected from a folder): point it at the
+    # working folder so nbgrader does not complain that the system-wide one is unwritable.
+    config.Exchange.root = str(workdir / "exchange")
+    (workdir / "exchange").mkdir(exist_ok=True)
+    api = NbGraderAPI(config=config)
+    if not log.isEnabledFor(logging.INFO):
+        api.log.propagate = False  # its steps are in the result's log; the summary says what matters
+        for handler in api.log.handlers:
+            handler.setLevel(logging.ERROR)
+    return api
+
+
+class Progress:
+    """A one-line progress bar on stderr (redrawn with ``\\r``; plain lines when not a TTY)."""
+
+    def __init__(self, total: int, enabled: bool) -> None:
+        self.total, self.done, self.enabled = total, 0, enabled and total > 0
+        self.tty = sys.stderr.isatty()
+        self._draw("")
+
+    def _draw(self, last: str) -> None:
+        if not self.enabled:
+            return
+        width = 24
+        filled = width * self.done // max(self.total, 1)
+        line = f"grading [{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} {last}"
+        if self.tty:
+            sys.stderr.write("\r" + line[:100].ljust(100))
+        elif last:
+            sys.stderr.write(line + "\n")
+        sys.stderr.flush()
+
+    def step(self, label: str) -> None:
+        self.done += 1
+        self._draw(label)
+        if self.done == self.total and self.enabled and self.tty:
+            sys.stderr.write("\n")
+
+
+def _jobs_for(found, limits: Limits, sandboxed: bool, hidden: list[str]) -> list[Job]:
+    jobs = []
+    for (student, assignment), notebooks in sorted(found.found.items()):
+        for name in notebook_names(assignment):
+            jobs.append(Job(student, assignment, name, notebooks.get(name, b""),
+                            str(NOTEBOOKS / assignment / f"{name}.ipynb"),
+                            str(SOLUTIONS / assignment / f"{name}.ipynb"),
+                            limits, sandboxed, hidden))
+    return jobs
+
+
+def _die_with_parent() -> None:
+    """Worker start-up (Linux): if the grader is killed, its workers, and their sandboxes, die."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+        import signal
+
+        try:
+            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            pass
+
+
+def _run_all(jobs: list[Job], workers: int, progress: Progress) -> list[Outcome]:
+    outcomes: dict[int, Outcome] = {}
+    if workers <= 1 or len(jobs) <= 1:
+        for i, job in enumerate(jobs):
+            outcomes[i] = grade_notebook(job)
+            progress.step(f"{job.student}/{job.assignment}")
+    else:
+        import multiprocessing
+
+        method = "fork" if sys.platform.startswith("linux") else "spawn"
+        with ProcessPoolExecutor(max_workers=workers, initializer=_die_with_parent,
+                                 mp_context=multiprocessing.get_context(method)) as pool:
+            futures = {pool.submit(grade_notebook, job): i for i, job in enumerate(jobs)}
+            for future in as_completed(futures):
+                i = futures[future]
+                try:
+                    outcomes[i] = future.result()
+                except Exception as err:  # noqa: BLE001 - a crashed worker must not stop the class
+                    job = jobs[i]
+                    outcomes[i] = Outcome(job.student, job.assignment, job.notebook,
+                                          problems=[f"{job.student}/{job.assignment}: the "
+                                                    f"grader failed ({type(err).__name__}: {err})"])
+                progress.step(f"{jobs[i].student}/{jobs[i].assignment}")
+    return [outcomes[i] for i in range(len(jobs))]
+
+
+def _record(workdir: Path, outcome: Outcome, data: bytes) -> None:
+    """Write one notebook's outcome: gradebook scores (the only writer), files beside it."""
     from nbgrader.api import Gradebook, MissingEntry
 
-    with Gradebook(db_url(workdir)) as gb:
-        gb.update_or_create_student(student)
+    passed = {t.grade_id: t.passed for t in outcome.tests}
+    with Gradebook(db_url(workdir)) as gb, warnings.catch_warnings():
+        # nbgrader's add_submission trips SQLAlchemy's autoflush warning; it is harmless.
+        warnings.simplefilter("ignore")
+        gb.update_or_create_student(outcome.student)
         try:
-            submission = gb.find_submission(assignment, student)
+            submission = gb.find_submission(outcome.assignment, outcome.student)
         except MissingEntry:
-            submission = gb.add_submission(assignment, student)
-        for notebook in submission.notebooks:
-            for grade in notebook.grades:
-                if grade.auto_score is None and grade.manual_score is None:
-                    grade.auto_score = 0
-                    grade.needs_manual_grade = False
+            submission = gb.add_submission(outcome.assignment, outcome.student)
+        points: dict[str, float] = {}
+        for nb in submission.notebooks:
+            if nb.name != outcome.notebook:
+                continue
+            for grade in nb.grades:
+                grade.auto_score = float(grade.max_score) if passed.get(grade.name) else 0.0
+                grade.manual_score = None
+                grade.needs_manual_grade = False
+                points[grade.name] = float(grade.max_score)
         gb.db.commit()
+    rel = Path(outcome.student) / outcome.assignment
+    for folder, suffix, content in (("submitted", ".ipynb", data),
+                                    ("autograded", ".ipynb", outcome.executed.encode()),
+                                    ("results", ".json", json.dumps(
+                                        {**outcome.as_dict(), "executed": "", "points": points},
+                                        indent=1).encode())):
+        path = workdir / folder / rel / f"{outcome.notebook}{suffix}"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(content)
 
 
-def _first_error(log_text: str) -> str:
-    for line in log_text.splitlines():
-        if "Error" in line or "error" in line:
-            return line.strip()[:300]
-    return "see the nbgrader log"
-
-
-def grade(submissions: Path, workdir: Path, assignments: list[str],
-          cell_timeout: int = DEFAULT_CELL_TIMEOUT) -> tuple[list[GradeResult], list[str]]:
-    """Autograde every submission under ``submissions``; return results and problems."""
-    api = _api(workdir, cell_timeout)
+def grade(submissions: Path, workdir: Path, assignments: list[str], limits: Limits, *,
+          jobs: int = 1, sandboxed: bool = True, progress: bool = True,
+          ) -> tuple[list[GradeResult], list[str], list[str]]:
+    """Grade every submission under ``submissions``: (results, problems, tampering reports)."""
+    for assignment in assignments:
+        for name in notebook_names(assignment):
+            if not (NOTEBOOKS / assignment / f"{name}.ipynb").is_file():
+                raise CourseError(f"notebooks/{assignment}/{name}.ipynb is missing: run "
+                                  f"`python -m autograder generate {assignment}` first.")
+    api = _api(workdir)
     for assignment in assignments:
         result = api.generate_assignment(assignment, force=True, create=True)
         if not result["success"]:
             raise CourseError(f"Could not prepare {assignment} for grading:\n{result['log']}")
-    found = collect(submissions, workdir, assignments)
+    found = collect(submissions, assignments)
     problems = list(found.problems)
-    if not found.pairs:
-        problems.append(f"No submissions found in {submissions} for "
-                        f"{', '.join(assignments)}.")
+    if not found.found:
+        problems.append(f"No submissions found in {submissions} for {', '.join(assignments)}.")
+    hidden = sorted({str(p) for p in (SOLUTIONS, workdir, submissions.resolve(),
+                                      Path(__file__).resolve().parent.parent)})
+    job_list = _jobs_for(found, limits, sandboxed, hidden)
+    for folder in ("submitted", "autograded", "results", "feedback"):
+        for student, assignment in found.pairs:
+            shutil.rmtree(workdir / folder / student / assignment, ignore_errors=True)
+    outcomes = _run_all(job_list, jobs, Progress(len(job_list), progress))
+    tampering: list[str] = []
+    by_pair: dict[tuple[str, str], list[str]] = {}
+    for job, outcome in zip(job_list, outcomes):
+        _record(workdir, outcome, job.data)
+        problems += outcome.problems
+        tampering += outcome.tampering
+        by_pair.setdefault((job.student, job.assignment), []).extend(
+            outcome.problems + outcome.tampering)
     results = []
     for student, assignment in found.pairs:
-        log.info("Grading %s / %s", student, assignment)
-        try:
-            outcome = api.autograde(assignment, student, force=True, create=True)
-        except Exception as err:  # noqa: BLE001 - one submission must never stop the others
-            outcome = {"success": False, "log": f"Error: {type(err).__name__}: {err}"}
-        problem = ""
-        if not outcome["success"]:
-            problem = (f"{student}/{assignment}: nbgrader could not grade it "
-                       f"({_first_error(outcome['log'])}); ungraded cells recorded as 0. "
-                       "Open the submission to check it by hand.")
-            problems.append(problem)
-            _zero_ungraded(workdir, assignment, student)
-        elif "Kernel died" in outcome["log"] or "KernelDied" in outcome["log"]:
-            problem = (f"{student}/{assignment}: the kernel died during grading; cells that "
-                       "did not run score 0.")
-            problems.append(problem)
         score, max_score = submission_score(workdir, assignment, student)
-        results.append(GradeResult(student, assignment, score, max_score, problem))
-    return results, problems
+        notes = by_pair.get((student, assignment), [])
+        results.append(GradeResult(student, assignment, score, max_score,
+                                   notes[0] if notes else "",
+                                   [t for t in tampering if t.startswith(f"{student}/{assignment}:")]))
+    return results, problems, tampering
 
 
 def submission_score(workdir: Path, assignment: str, student: str) -> tuple[float, float]:
@@ -120,23 +232,30 @@ def cell_scores(workdir: Path, assignment: str, student: str) -> dict[str, tuple
                 for nb in sub.notebooks for g in nb.grades}
 
 
+def load_results(workdir: Path, assignment: str, student: str) -> list[dict]:
+    """The per-notebook outcome JSON written by :func:`grade` (what feedback is made from)."""
+    folder = workdir / "results" / student / assignment
+    return [json.loads(p.read_text()) for p in sorted(folder.glob("*.json"))]
+
+
 def feedback(workdir: Path, assignments: list[str]) -> list[Path]:
     """HTML feedback for every graded submission; returns the files written."""
-    api = _api(workdir)
-    autograded = workdir / "autograded"
-    if not autograded.is_dir():
+    from .feedback import render
+
+    results = workdir / "results"
+    if not results.is_dir():
         raise CourseError(f"Nothing graded in {workdir} yet: run `python -m autograder grade` first.")
     written: list[Path] = []
-    for student_dir in sorted(p for p in autograded.iterdir() if p.is_dir()):
+    for student_dir in sorted(p for p in results.iterdir() if p.is_dir()):
         for assignment in assignments:
-            if not (student_dir / assignment).is_dir():
-                continue
-            outcome = api.generate_feedback(assignment, student_dir.name, force=True)
-            if not outcome["success"]:
-                log.error("Feedback for %s/%s failed:\n%s", student_dir.name, assignment,
-                          outcome["log"])
-                continue
-            written += sorted((workdir / "feedback" / student_dir.name / assignment).glob("*.html"))
+            for outcome in load_results(workdir, assignment, student_dir.name):
+                path = (workdir / "feedback" / student_dir.name / assignment /
+                        f"{outcome['notebook']}.html")
+                path.parent.mkdir(parents=True, exist_ok=True)
+                tests = [TestResult(**t) for t in outcome["tests"]]
+                path.write_text(render(student_dir.name, assignment, outcome["notebook"], tests,
+                                       outcome.get("points", {})), encoding="utf-8")
+                written.append(path)
     return written
 
 
@@ -171,3 +290,11 @@ def export(workdir: Path, output: Path, *, by_cell: bool = False) -> int:
         writer.writerow(["student", "assignment", "cell", "score", "max_score", "status"])
         writer.writerows(rows)
     return len(rows)
+
+
+def default_jobs() -> int:
+    """All CPUs this process may use."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:
+        return max(1, os.cpu_count() or 1)

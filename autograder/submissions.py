@@ -1,4 +1,4 @@
-"""Bring learners' submissions into the grading folder, read-only, with clear errors.
+"""Read learners' submissions without trusting them: bounded, no symlinks, never written to.
 
 Accepted layouts of the folder given to ``grade``:
 
@@ -6,110 +6,169 @@ Accepted layouts of the folder given to ``grade``:
 * ``<student>.zip`` holding ``<assignment>/<notebook>.ipynb`` or just
   ``<notebook>.ipynb`` (the notebook is named after its assignment).
 
-Submissions are *copied* into ``<workdir>/submitted/``; the originals are never
-opened for writing. A file that is not a readable notebook is not copied, so
-nbgrader records it as missing (0 points), and the problem is reported.
+Contract: :func:`collect` returns the notebooks found, as bytes in memory, with a problem line
+for everything refused: a symlink anywhere (never followed), a file or zip over
+:data:`MAX_NOTEBOOK_BYTES` / :data:`MAX_ZIP_BYTES`, a zip holding too many entries or too much
+uncompressed data (a zip bomb), a name that is not a valid student, assignment or notebook.
+Files are opened read-only with ``O_NOFOLLOW``; the folder is never modified. Whether the
+bytes are a notebook is decided later (:mod:`autograder.answers`), so an unreadable
+notebook is still graded: 0 points, reported.
 """
 
 from __future__ import annotations
 
-import json
+import os
 import re
-import shutil
+import stat
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-import nbformat
-
 from .course import CourseError, notebook_names
 
 STUDENT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@+-]*$")
+MAX_NOTEBOOK_BYTES = 20 * 1024 * 1024     # a notebook with images stays far below this
+MAX_ZIP_BYTES = 50 * 1024 * 1024
+MAX_ZIP_ENTRIES = 1000
+MAX_ZIP_UNCOMPRESSED = 100 * 1024 * 1024
 
 
 @dataclass
 class Collected:
-    """What ``collect`` found: the (student, assignment) pairs to grade and the problems."""
+    """What ``collect`` found: notebooks by (student, assignment) -> {notebook: bytes}."""
 
-    pairs: list[tuple[str, str]] = field(default_factory=list)
+    found: dict[tuple[str, str], dict[str, bytes]] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
 
+    @property
+    def pairs(self) -> list[tuple[str, str]]:
+        return sorted(self.found)
 
-def _readable_notebook(data: bytes, label: str, problems: list[str]) -> bool:
+
+def _read_file(path: Path, label: str, problems: list[str]) -> bytes | None:
+    """The bytes of a regular file, refusing symlinks and oversized files."""
     try:
-        nb = nbformat.reads(data.decode("utf-8"), as_version=4)
-        nbformat.validate(nb)
-    except (UnicodeDecodeError, json.JSONDecodeError, nbformat.ValidationError, Exception) as err:
-        first_line = str(err).splitlines()[0] if str(err) else type(err).__name__
-        problems.append(f"{label}: not a readable notebook ({first_line}); it is graded as "
-                        "missing (0 points). Ask the student to re-download and resubmit it.")
-        return False
-    return True
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except OSError as err:
+        why = "a symlink (never followed)" if path.is_symlink() else err.strerror
+        problems.append(f"{label}: {why}; skipped.")
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            problems.append(f"{label}: not a regular file; skipped.")
+            return None
+        if info.st_size > MAX_NOTEBOOK_BYTES:
+            problems.append(f"{label}: {info.st_size / 2**20:.1f} MiB, over the "
+                            f"{MAX_NOTEBOOK_BYTES // 2**20} MiB limit for a notebook; graded as "
+                            "missing. Ask the student to clear outputs and resubmit.")
+            return b""
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            return fh.read(MAX_NOTEBOOK_BYTES + 1)[:MAX_NOTEBOOK_BYTES + 1]
+    finally:
+        os.close(fd)
 
 
-def _store(data: bytes, dest: Path) -> None:
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    dest.write_bytes(data)
-
-
-def collect(source: Path, workdir: Path, assignments: list[str]) -> Collected:
-    """Copy gradable notebooks from ``source`` into ``workdir/submitted``."""
+def collect(source: Path, assignments: list[str]) -> Collected:
+    """Every submitted notebook of ``assignments`` under ``source`` (see the module docstring)."""
     if not source.is_dir():
         raise CourseError(f"Submissions folder {source} does not exist. Pass a folder laid out "
                           "<student>/<assignment>/<notebook>.ipynb, or holding <student>.zip files.")
-    submitted = workdir / "submitted"
-    if submitted.exists():
-        shutil.rmtree(submitted)  # our own copies from a previous run, never the originals
     found = Collected()
     wanted = set(assignments)
-    seen: set[tuple[str, str]] = set()
 
-    def accept(student: str, assignment: str, name: str, data: bytes, label: str) -> None:
+    def accept(student: str, assignment: str, name: str, data: bytes | None, label: str) -> None:
         if assignment not in wanted:
             found.problems.append(f"{label}: assignment {assignment!r} is not being graded "
-                                  f"(known: {', '.join(sorted(wanted))}); skipped.")
+                                  f"(graded: {', '.join(sorted(wanted))}); skipped.")
             return
         if name not in notebook_names(assignment):
             found.problems.append(f"{label}: {assignment} has no notebook named {name!r}; skipped.")
             return
-        seen.add((student, assignment))  # graded even if unreadable: it then scores 0
-        if _readable_notebook(data, label, found.problems):
-            _store(data, submitted / student / assignment / f"{name}.ipynb")
+        notebooks = found.found.setdefault((student, assignment), {})
+        if data is not None and name not in notebooks:
+            notebooks[name] = data
 
-    for entry in sorted(source.iterdir()):
+    for entry in sorted(os.scandir(source), key=lambda e: e.name):
         if entry.name.startswith("."):
             continue
-        student = entry.stem if entry.suffix == ".zip" else entry.name
+        student = entry.name[:-4] if entry.name.endswith(".zip") else entry.name
+        if entry.is_symlink():
+            found.problems.append(f"{entry.name}: a symlink (never followed); skipped.")
+            continue
         if not STUDENT_ID.match(student):
             found.problems.append(f"{entry.name}: not a valid student id (letters, digits, "
                                   "'_', '.', '@', '+', '-'); skipped.")
             continue
-        if entry.is_dir():
-            for nb_path in sorted(entry.glob("*/*.ipynb")):
-                if ".ipynb_checkpoints" in nb_path.parts:
-                    continue
-                accept(student, nb_path.parent.name, nb_path.stem, nb_path.read_bytes(),
-                       str(nb_path.relative_to(source)))
-        elif entry.suffix == ".zip":
-            _collect_zip(entry, student, accept, found.problems)
+        if entry.is_dir(follow_symlinks=False):
+            _collect_folder(Path(entry.path), source, student, accept, found.problems)
+        elif entry.name.endswith(".zip") and entry.is_file(follow_symlinks=False):
+            _collect_zip(Path(entry.path), student, accept, found.problems)
         else:
             found.problems.append(f"{entry.name}: expected a student folder or a .zip; skipped.")
-    found.pairs = sorted(seen)
     return found
 
 
+def _collect_folder(folder: Path, source: Path, student: str, accept, problems: list[str]) -> None:
+    for sub in sorted(os.scandir(folder), key=lambda e: e.name):
+        if sub.name.startswith("."):
+            continue
+        if sub.is_symlink():
+            problems.append(f"{student}/{sub.name}: a symlink (never followed); skipped.")
+            continue
+        if not sub.is_dir(follow_symlinks=False):
+            continue
+        for nb in sorted(os.scandir(sub.path), key=lambda e: e.name):
+            if not nb.name.endswith(".ipynb"):
+                continue
+            label = f"{student}/{sub.name}/{nb.name}"
+            accept(student, sub.name, nb.name[:-6], _read_file(Path(nb.path), label, problems), label)
+
+
 def _collect_zip(path: Path, student: str, accept, problems: list[str]) -> None:
+    size = path.lstat().st_size
+    if size > MAX_ZIP_BYTES:
+        problems.append(f"{path.name}: {size / 2**20:.1f} MiB, over the {MAX_ZIP_BYTES // 2**20} "
+                        "MiB limit for a zip; skipped. Ask the student to resubmit without outputs.")
+        return
     try:
         archive = zipfile.ZipFile(path)
-    except zipfile.BadZipFile:
+    except (zipfile.BadZipFile, OSError):
         problems.append(f"{path.name}: not a valid zip file; skipped. Ask the student to resubmit.")
         return
     with archive:
-        for info in archive.infolist():
+        infos = archive.infolist()
+        total = sum(i.file_size for i in infos)
+        if len(infos) > MAX_ZIP_ENTRIES or total > MAX_ZIP_UNCOMPRESSED:
+            problems.append(f"{path.name}: {len(infos)} entries, {total / 2**20:.0f} MiB "
+                            f"uncompressed (limits {MAX_ZIP_ENTRIES} entries, "
+                            f"{MAX_ZIP_UNCOMPRESSED // 2**20} MiB): a zip bomb or the wrong "
+                            "folder; skipped.")
+            return
+        for info in infos:
             parts = PurePosixPath(info.filename).parts
             if info.is_dir() or not info.filename.endswith(".ipynb") or "__MACOSX" in parts \
                     or ".ipynb_checkpoints" in parts:
                 continue
+            label = f"{path.name}:{info.filename}"
+            if stat.S_ISLNK(info.external_attr >> 16):
+                problems.append(f"{label}: a symlink inside the zip (never followed); skipped.")
+                continue
             name = PurePosixPath(info.filename).stem
             assignment = parts[-2] if len(parts) >= 2 else name
-            accept(student, assignment, name, archive.read(info), f"{path.name}:{info.filename}")
+            if info.file_size > MAX_NOTEBOOK_BYTES:
+                problems.append(f"{label}: over the {MAX_NOTEBOOK_BYTES // 2**20} MiB limit for a "
+                                "notebook; graded as missing.")
+                accept(student, assignment, name, b"", label)
+                continue
+            try:
+                with archive.open(info) as fh:
+                    data = fh.read(MAX_NOTEBOOK_BYTES + 1)
+            except (zipfile.BadZipFile, OSError, NotImplementedError, RuntimeError) as err:
+                problems.append(f"{label}: cannot be extracted ({err}); graded as missing.")
+                data = b""
+            if len(data) > MAX_NOTEBOOK_BYTES:
+                problems.append(f"{label}: inflates past the {MAX_NOTEBOOK_BYTES // 2**20} MiB "
+                                "limit (the zip lies about its size); graded as missing.")
+                data = b""
+            accept(student, assignment, name, data, label)

@@ -23,6 +23,12 @@ import torch
 __all__ = ["same_tensor", "same_value", "raises", "reveal", "summarize"]
 
 
+# Taken when this module is imported, before any learner code runs: a learner who later
+# reassigns torch.equal or torch.allclose does not change what these checkers compare with.
+_TENSOR_TYPES = (torch.Tensor, torch.nn.Parameter)
+_allclose, _isclose, _equal = torch.allclose, torch.isclose, torch.equal
+
+
 def summarize(x: Any, max_chars: int = 300) -> str:
     """A short, one-paragraph rendering of ``x`` for feedback messages."""
     if isinstance(x, torch.Tensor):
@@ -63,7 +69,9 @@ def same_tensor(
     """
     if not isinstance(expected, torch.Tensor):
         raise TypeError("same_tensor(actual, expected): `expected` must be a torch.Tensor")
-    if type(actual) is not torch.Tensor and not isinstance(actual, torch.nn.Parameter):
+    # Exact classes: a subclass (even of Parameter) can override comparisons through
+    # __torch_function__ and pass any check; a real Parameter is a plain tensor underneath.
+    if not any(type(actual) is t for t in _TENSOR_TYPES):  # `is`: a metaclass may lie in ==
         raise _fail(name, f"expected a torch.Tensor, got {type(actual).__name__}", actual, expected)
     if actual.shape != expected.shape:
         raise _fail(name, f"wrong shape {tuple(actual.shape)} (expected "
@@ -80,10 +88,10 @@ def same_tensor(
         a, e = a.to(torch.promote_types(a.dtype, e.dtype)), e.to(torch.promote_types(a.dtype, e.dtype))
     if a.is_floating_point() or a.is_complex():
         kwargs = {k: v for k, v in (("rtol", rtol), ("atol", atol)) if v is not None}
-        ok = torch.allclose(a, e, equal_nan=True, **kwargs)
-        close = torch.isclose(a, e, equal_nan=True, **kwargs)
+        ok = _allclose(a, e, equal_nan=True, **kwargs)
+        close = _isclose(a, e, equal_nan=True, **kwargs)
     else:
-        ok = torch.equal(a, e)
+        ok = _equal(a, e)
         close = a == e
     if not ok:
         bad = (~close).nonzero()

@@ -4,15 +4,17 @@ Like nbgrader's own tests: build submissions, run the command a teacher runs,
 and check the scores recorded in the gradebook and the exported CSV.
 
 Fixture students, for every assignment:
-  full-marks  the instructor solution             -> every graded cell full
+  full-marks  the release with the solution answers -> every graded cell full
   untouched   the student notebook as released    -> every graded cell 0
   mistaken    each exercise's first wrong variant -> every graded cell below full
 and, for the first assignment only (they test the pipeline, not the content):
   no-tests    full solution with a test cell deleted        -> still graded, full
   loops       an exercise replaced by an infinite loop      -> that exercise 0, rest full
-  exits       an exercise calls os._exit(1) (kernel dies)   -> earlier full, later 0, recorded
+  exits       an exercise calls exit() (the kernel stops)   -> earlier full, later 0, recorded
   garbled     not a notebook at all                        -> 0, reported, others unaffected
   zipped      full solution submitted as <student>.zip      -> full
+
+Attacks on the grader itself are in test_grading_attacks.py.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ import nbformat
 import pytest
 
 from autograder.grading import cell_scores
+from autograder.sandbox import unavailable
 from coursefiles import (
     REPO,
     assignments,
@@ -41,7 +44,9 @@ from coursefiles import (
 from wrong_answers import wrong_answers
 
 pytestmark = pytest.mark.slow
-ALL = assignments()
+# Assignments with a generated release (one being written may not have it yet; test_release
+# checks that every assignment has one).
+ALL = [a for a in assignments() if release_path(a).exists()]
 FIRST = ALL[0]
 # The main run uses the default per-cell timeout, which the slowest solution cell must fit
 # (a cold torch.compile included). The edge-case run uses a short one so the infinite loop
@@ -65,9 +70,21 @@ def _write(nb, folder: Path, student: str, assignment: str) -> None:
     nbformat.write(nb, path)
 
 
-def _digest(folder: Path) -> dict[str, str]:
-    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+def _digest(folder: Path) -> dict[str, tuple[str, int]]:
+    return {str(p.relative_to(folder)): (hashlib.sha256(p.read_bytes()).hexdigest(),
+                                         p.stat().st_mtime_ns)
             for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def _solved(assignment: str):
+    """What an honest student who solved everything submits: the release, answers filled in."""
+    return with_replacements(read(release_path(assignment)),
+                             {gid: src for gid, src in _solution_answers(assignment).items()})
+
+
+def _solution_answers(assignment: str) -> dict[str, str]:
+    sol = read(solution_path(assignment))
+    return {nbgrader_meta(sol.cells[s])["grade_id"]: sol.cells[s].source for s, _ in exercises(sol)}
 
 
 @pytest.fixture(scope="module")
@@ -76,21 +93,21 @@ def graded(tmp_path_factory):
     edge = tmp_path_factory.mktemp("edge-submissions")  # the first assignment's edge cases
     workdir = tmp_path_factory.mktemp("grading")
     for a in ALL:
-        sol, rel = read(solution_path(a)), read(release_path(a))
-        _write(sol, subs, "full-marks", a)
+        rel = read(release_path(a))
+        _write(_solved(a), subs, "full-marks", a)
         _write(rel, subs, "untouched", a)
         table = wrong_answers(a)
         _write(with_replacements(rel, {gid: table[gid][0][1] for gid in _answers_of(a) if gid in table}),
                subs, "mistaken", a)
 
-    sol = read(solution_path(FIRST))
+    sol = _solved(FIRST)
     answers = _answers_of(FIRST)
     no_tests = nbformat.from_dict(dict(sol))
     deleted = _tests_of(FIRST)[0]
     no_tests.cells = [c for c in sol.cells if nbgrader_meta(c).get("grade_id") != deleted]
     _write(no_tests, edge, "no-tests", FIRST)
     _write(with_replacements(sol, {answers[2]: "while True:\n    pass\n"}), edge, "loops", FIRST)
-    _write(with_replacements(sol, {answers[2]: "import os\nos._exit(1)\n"}), edge, "exits", FIRST)
+    _write(with_replacements(sol, {answers[2]: "exit()\n"}), edge, "exits", FIRST)
     garbled = edge / "garbled" / FIRST / f"{FIRST}.ipynb"
     garbled.parent.mkdir(parents=True)
     garbled.write_text("{ this is not json")
@@ -100,10 +117,13 @@ def graded(tmp_path_factory):
     before = {"main": _digest(subs), "edge": _digest(edge)}
     runs = []
     for folder, names, timeout in ((subs, ALL, None), (edge, [FIRST], EDGE_CELL_TIMEOUT)):
-        cmd = [sys.executable, "-m", "autograder", "grade", str(folder), *names,
-               "--workdir", str(workdir)]
+        # Options before the assignments on purpose: any order must be accepted.
+        cmd = [sys.executable, "-m", "autograder", "grade", str(folder), "--workdir", str(workdir),
+               *names]
         if timeout:
             cmd += ["--timeout", str(timeout)]
+        if unavailable():  # no bubblewrap here: the pipeline is still tested, unsandboxed
+            cmd += ["--no-sandbox"]
         runs.append(subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=3000))
     return {"subs": subs, "edge": edge, "workdir": workdir, "runs": runs, "before": before}
 
@@ -118,6 +138,13 @@ def test_grade_command_succeeds_and_reports_problems(graded):
     edge_out = graded["runs"][1].stdout
     assert "garbled" in edge_out and "not a readable notebook" in edge_out
     assert "kernel died" in edge_out
+
+
+def test_untouched_and_honest_notebooks_raise_no_problems(graded):
+    out = graded["runs"][0].stdout
+    problems = out.split("Problems:", 1)[1] if "Problems:" in out else ""
+    assert not any(f"{s}/" in problems for s in ("full-marks", "untouched", "mistaken")), out
+    assert "TAMPERING" not in out and "checksum" not in out.lower(), out
 
 
 def test_submissions_are_never_modified(graded):

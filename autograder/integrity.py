@@ -1,0 +1,235 @@
+"""Tamper-evident tests: what the kernel must show for a test to count as passed.
+
+Contract: :func:`instrument` takes the rebuilt notebook and returns the notebook to execute
+and a :class:`Plan` of fresh random tokens (``secrets``, one set per run). :func:`verdicts`
+reads the executed notebook and returns, per test grade id, whether it passed and why not.
+
+The executed notebook gets, from the grader (never from the learner):
+
+1. a bootstrap cell, first: imports the libraries the tests use and defines a guard under a
+   random name, holding a snapshot of what tests rely on: the functions of ``builtins``,
+   ``torch`` (and ``torch.Tensor``), ``torch.nn.functional``, ``numpy``, ``math``,
+   ``tensorcourse.check``...; IPython's input transformers, AST transformers, custom exception
+   handlers and the shell's methods; ``sys`` hooks (trace, profile, except, display, import
+   machinery); torch's function and dispatch mode stacks, grad mode and default dtype;
+2. at the end of every test cell, a line printing ``TIO-PASS <token>``: positive evidence that
+   the test's code ran to its end. An error, however silenced, skips it; a test cell a hook
+   skipped or rewrote never prints a token it was never shown before it ran;
+3. after every test cell, an integrity cell calling the guard with another token: it prints
+   ``TIO-OK <token>`` when nothing in the snapshot changed, ``TIO-TAMPER <token> <what>`` if
+   something did.
+
+A test counts as passed only when its cell has no error, printed its pass token, and the
+integrity cell after it printed its OK token, all in a kernel that stayed alive. A tampered
+state scores 0 for that test and every later one (the change can reach them all) and is
+reported. Scores are computed here, outside the sandbox, from the executed notebook.
+
+Limits (see autograder/README.md, "Threat model"): the tokens reach the kernel in the source
+of the cells that print them, so code that controls IPython's input pipeline *and* hides
+itself from the guard could forge them; the static screen (:mod:`autograder.screen`) keeps
+answers from reaching IPython, frames or native code in the first place.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+from dataclasses import dataclass, field
+
+import nbformat
+from nbformat.notebooknode import NotebookNode
+
+from .answers import is_test, meta
+
+ROLE = "tio_role"  # cell metadata key for the cells the grader adds
+
+_BOOTSTRAP = r'''
+def _tio_make_guard():
+    import builtins, sys, threading
+    import math, operator, statistics, time
+    import numpy, torch, torch.nn.functional, tensorcourse, tensorcourse.check
+    import torch._dynamo  # imported later by torch.compile/torch.func, it re-wraps torch.manual_seed
+    from IPython import get_ipython
+    shell = get_ipython()
+    write = builtins.print
+    spaces = {"builtins": builtins, "torch": torch, "torch.Tensor": torch.Tensor,
+              "torch.nn.Parameter": torch.nn.Parameter, "torch.nn.functional": torch.nn.functional,
+              "torch.autograd": torch.autograd, "torch.linalg": torch.linalg, "numpy": numpy,
+              "numpy.ndarray": numpy.ndarray, "math": math, "operator": operator,
+              "statistics": statistics, "time": time, "tensorcourse": tensorcourse,
+              "tensorcourse.check": tensorcourse.check}
+    spaces.update({f"shell {c.__name__}": c for c in type(shell).__mro__[:-1]})
+    swapped = {"input", "raw_input", "getpass"}  # ipykernel replaces these on every request
+
+    def callables(space):
+        return {k: v for k, v in list(vars(space).items())
+                if not k.startswith("_") or k.startswith("__") and k.endswith("__")
+                if callable(v) and not (space is builtins and (k.startswith("_") or k in swapped))}
+    baseline = {label: callables(space) for label, space in spaces.items()}
+    modules = {name: sys.modules.get(name) for name in ("builtins", "torch", "numpy", "math",
+               "tensorcourse", "tensorcourse.check", "torch.nn.functional")}
+    shell_methods = {k for label in spaces if label.startswith("shell ") for k in baseline[label]}
+
+    def hooks():
+        return {"input_transformers_cleanup": tuple(shell.input_transformers_cleanup),
+                "input_transformers_post": tuple(shell.input_transformers_post),
+                "ast_transformers": tuple(shell.ast_transformers),
+                "custom_exceptions": tuple(shell.custom_exceptions),
+                "sys.settrace": sys.gettrace(), "sys.setprofile": sys.getprofile(),
+                "threading trace": getattr(threading, "_trace_hook", None),
+                "threading profile": getattr(threading, "_profile_hook", None),
+                "sys.displayhook": sys.displayhook,
+                "sys.meta_path": tuple(sys.meta_path), "sys.path_hooks": tuple(sys.path_hooks),
+                "torch function modes": torch._C._len_torch_function_stack(),
+                "torch dispatch modes": torch._C._len_torch_dispatch_stack(),
+                "grad mode": torch.is_grad_enabled(),
+                "default dtype": torch.get_default_dtype()}
+    hook_baseline = hooks()
+
+    def same(a, b):
+        if isinstance(a, tuple) and isinstance(b, tuple):
+            return len(a) == len(b) and all(x is y for x, y in zip(a, b))
+        return a is b or (type(a) is type(b) and type(a) in (int, bool) and a == b)
+
+    torch_dir = torch.__file__.rsplit("/", 1)[0] + "/"
+
+    def unchanged(old, new):
+        # torch wraps some of its own functions lazily (importing torch._dynamo wraps
+        # torch.manual_seed): accept a wrapper defined inside torch whose __wrapped__ chain
+        # reaches the original. Code written in a notebook never has a file inside torch.
+        seen = 0
+        while new is not old and seen < 8:
+            code = getattr(new, "__code__", None)
+            if code is None or not code.co_filename.startswith(torch_dir):
+                return False
+            new, seen = getattr(new, "__wrapped__", None), seen + 1
+        return new is old
+
+    def guard(token):
+        changed = []
+        for label, space in spaces.items():
+            now = vars(space)
+            changed += [f"{label}.{k}" for k, v in baseline[label].items()
+                        if not unchanged(v, now.get(k, None))]
+        changed += [f"sys.modules[{n!r}]" for n, m in modules.items() if sys.modules.get(n) is not m]
+        changed += [f"shell.{k}" for k in vars(shell) if k in shell_methods]
+        now_hooks = hooks()
+        changed += [k for k, v in hook_baseline.items() if not same(v, now_hooks[k])]
+        if changed:
+            write(f"\nTIO-TAMPER {token} {','.join(changed[:8])}", flush=True)
+        else:
+            write(f"\nTIO-OK {token}", flush=True)
+    return guard
+'''
+
+
+@dataclass
+class Plan:
+    """The tokens of one run: ``pass_tokens`` and ``ok_tokens`` by test grade id."""
+
+    guard_name: str
+    pass_tokens: dict[str, str] = field(default_factory=dict)
+    ok_tokens: dict[str, str] = field(default_factory=dict)
+    order: list[str] = field(default_factory=list)
+
+
+def _grader_cell(source: str, role: str, gid: str = "") -> NotebookNode:
+    cell = nbformat.v4.new_code_cell(source)
+    cell.metadata[ROLE] = {"role": role, "grade_id": gid}
+    return cell
+
+
+def instrument(nb: NotebookNode) -> tuple[NotebookNode, Plan]:
+    """Add the bootstrap, pass lines and integrity cells (see module docstring)."""
+    plan = Plan(guard_name=f"_tio_guard_{secrets.token_hex(12)}")
+    cells = [_grader_cell(f"{_BOOTSTRAP}\n{plan.guard_name} = _tio_make_guard()\n"
+                          "del _tio_make_guard\n", "bootstrap")]
+    for cell in nb.cells:
+        if not is_test(cell):
+            cells.append(cell)
+            continue
+        gid = meta(cell)["grade_id"]
+        plan.order.append(gid)
+        plan.pass_tokens[gid] = secrets.token_hex(16)
+        plan.ok_tokens[gid] = secrets.token_hex(16)
+        test = nbformat.from_dict(dict(cell))
+        test.source = f"{cell.source.rstrip()}\nprint('\\nTIO-PASS {plan.pass_tokens[gid]}', flush=True)\n"
+        test.metadata[ROLE] = {"role": "test", "grade_id": gid}
+        cells.append(test)
+        cells.append(_grader_cell(f"{plan.guard_name}('{plan.ok_tokens[gid]}')", "integrity", gid))
+    out = nbformat.from_dict(dict(nb))
+    out.cells = cells
+    return out, plan
+
+
+@dataclass
+class Verdict:
+    """One test's result: passed or not, and the reason shown to the instructor."""
+
+    passed: bool
+    reason: str = ""          # "", "failed", "timeout", "kernel died", "tampering: ..."
+    tampered: str = ""        # what changed, when the integrity check caught something
+
+
+def _stdout(cell: NotebookNode) -> list[str]:
+    # One print can reach the notebook as several stream messages: join them before splitting.
+    text = ""
+    for out in cell.get("outputs", []):
+        if out.get("output_type") == "stream" and out.get("name") == "stdout":
+            piece = out.get("text", "")
+            text += "".join(piece) if isinstance(piece, list) else piece
+    return text.splitlines()
+
+
+def errors(cell: NotebookNode) -> list[NotebookNode]:
+    return [o for o in cell.get("outputs", []) if o.get("output_type") == "error"]
+
+
+_TAMPER = re.compile(r"^TIO-TAMPER (\S+) ?(.*)$")
+
+
+def verdicts(executed: NotebookNode, plan: Plan) -> dict[str, Verdict]:
+    """Per test grade id, whether it passed; tampering zeroes that test and every later one."""
+    by_role: dict[tuple[str, str], NotebookNode] = {}
+    for cell in executed.cells:
+        role = cell.get("metadata", {}).get(ROLE)
+        if role:
+            by_role[(role["role"], role["grade_id"])] = cell
+    result: dict[str, Verdict] = {}
+    boot = by_role.get(("bootstrap", ""))
+    if boot is None or errors(boot) or boot.get("execution_count") is None:
+        # Runs before any learner code: its failure is the grader's, never tampering.
+        what = errors(boot)[0].get("ename", "error") if boot is not None and errors(boot) else "not run"
+        return {gid: Verdict(False, f"grader setup failed ({what})") for gid in plan.order}
+    tamper = ""
+    for gid in plan.order:
+        test, check = by_role.get(("test", gid)), by_role.get(("integrity", gid))
+        if test is None or check is None:
+            result[gid] = Verdict(False, "not run")
+            continue
+        errs = errors(test) + errors(check)
+        died = any(e.get("ename") == "KernelDied" for e in errs)
+        if not tamper and not died and (test.get("execution_count") is None
+                                        or check.get("execution_count") is None):
+            result[gid] = Verdict(False, "not run")  # grading stopped before this cell
+            continue
+        if not tamper and not died:
+            lines = _stdout(check)
+            if f"TIO-OK {plan.ok_tokens[gid]}" not in lines:
+                found = [m.group(2) for m in map(_TAMPER.match, lines)
+                         if m and m.group(1) == plan.ok_tokens[gid]]
+                tamper = found[0] if found else "the integrity check did not report"
+        if tamper:
+            result[gid] = Verdict(False, f"tampering: {tamper}", tamper)
+        elif died:
+            result[gid] = Verdict(False, "kernel died")
+        elif errors(test):
+            timeout = any(e.get("ename") == "CellTimeoutError" for e in errors(test))
+            result[gid] = Verdict(False, "timeout" if timeout else "failed")
+        elif f"TIO-PASS {plan.pass_tokens[gid]}" not in _stdout(test):
+            result[gid] = Verdict(False, "tampering: the test did not run to its end, yet "
+                                         "reported no error", "silenced error or skipped test")
+            tamper = tamper or "silenced error or skipped test"
+        else:
+            result[gid] = Verdict(True)
+    return result

@@ -1,0 +1,261 @@
+"""Static screen of a learner's answer code: what it may not use, decided before anything runs.
+
+Contract: :func:`screen` takes the source of one answer cell and returns the reasons it is
+rejected (an empty list: accepted). A rejected answer is never executed: the grader runs a
+stub in its place, so it scores 0 on its own exercise and cannot touch any other.
+
+Why a screen: the hidden tests run in the same Python process as the answers (they call the
+learner's functions), so code that reaches the interpreter's machinery (IPython's hooks and
+input transformers, trace functions, frames, ``gc``, ``ctypes``, patching library functions,
+pickles that run code) could make a failing test look passed. Answers in this course need
+none of that, so the screen allows a small set of modules and refuses the escape hatches.
+It is the first line of defence; the integrity checks in the kernel (:mod:`autograder.integrity`)
+catch what changes state anyway, and the sandbox bounds what any code can reach.
+
+Rules (each reason names the line):
+
+* imports only from :data:`ALLOWED_MODULES` (and their public submodules), never ``*``;
+* no IPython magics or shell escapes (``%``, ``!``: they run through ``get_ipython()``);
+* no names that reach the interpreter (:data:`FORBIDDEN_NAMES`, IPython's history
+  variables, any ``__dunder__`` name); ``open`` only to read; ``torch.load`` / ``np.load``
+  only without pickles (``weights_only``, ``allow_pickle``);
+* no ``__dunder__`` attribute except :data:`ALLOWED_DUNDERS`, no ``_private`` attribute
+  except :data:`ALLOWED_PRIVATE`, none of :data:`FORBIDDEN_ATTRIBUTES`;
+* no assigning or deleting attributes of a module (``torch.equal = ...``, ``tc.check.x = ...``).
+
+Course authors whose exercise needs something refused here extend the allow-lists below
+(the pipeline test grades every solution, so a too-strict screen fails CI, not a learner).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+ALLOWED_MODULES = frozenset({
+    "torch", "numpy", "math", "cmath", "statistics", "time", "itertools", "functools",
+    "collections", "typing", "dataclasses", "random", "operator", "string", "re", "copy",
+    "enum", "abc", "fractions", "decimal", "heapq", "bisect", "matplotlib", "tensorcourse",
+    "warnings", "textwrap", "numbers", "triton",
+})
+# Public submodules that still hand out code execution or global hooks.
+FORBIDDEN_MODULES = frozenset({
+    "torch.library", "torch.utils.cpp_extension", "torch.hub", "torch.package",
+    "torch.multiprocessing", "torch.distributed", "torch.overrides", "numpy.ctypeslib",
+    "numpy.f2py", "numpy.distutils", "tensorcourse.distributed",
+})
+FORBIDDEN_NAMES = frozenset({
+    "get_ipython", "exec", "eval", "compile", "globals", "locals", "vars", "dir", "setattr",
+    "delattr", "breakpoint", "help", "memoryview", "display",
+    "In", "Out", "_ih", "_oh", "_dh", "_i", "_ii", "_iii", "__", "___",
+})
+_HISTORY_NAME = re.compile(r"^_(i?\d+)$")
+ALLOWED_DUNDERS = frozenset({
+    "__init__", "__name__", "__call__", "__len__", "__getitem__", "__torch_function__",
+    "__torch_dispatch__", "__new__", "__repr__", "__str__", "__doc__",
+})
+ALLOWED_PRIVATE = frozenset({
+    "_base", "_version", "_is_view", "_make_subclass", "_asdict", "_fields", "_replace",
+    "_make", "_values", "_indices", "_nnz",
+})
+FORBIDDEN_ATTRIBUTES = frozenset({
+    # pickles and native code run arbitrary code (torch.load and np.load: see _Screen.visit_Call)
+    "loads", "load_library", "fromfile", "tofile", "from_file",
+    # frames, code objects and generator internals reach the interpreter
+    "f_back", "f_locals", "f_globals", "f_builtins", "f_code", "f_trace", "gi_frame",
+    "gi_code", "cr_frame", "ag_frame", "tb_frame", "tb_next", "co_code",
+    # global modes that intercept every torch call (the checkers' too)
+    "TorchFunctionMode", "TorchDispatchMode", "BaseTorchFunctionMode",
+    "set_default_device", "register_package",
+})
+
+
+def _module_allowed(name: str) -> str | None:
+    """None when ``import name`` is allowed, else the reason."""
+    parts = name.split(".")
+    if parts[0] not in ALLOWED_MODULES:
+        return f"imports `{name}` (answers may import only {', '.join(sorted(ALLOWED_MODULES))})"
+    if any(p.startswith("_") for p in parts):
+        return f"imports the private module `{name}`"
+    for i in range(1, len(parts) + 1):
+        if ".".join(parts[:i]) in FORBIDDEN_MODULES:
+            return f"imports `{name}`, which can run code outside the answer or hook every torch call"
+    return None
+
+
+def _attribute_problem(attr: str) -> str | None:
+    if attr in FORBIDDEN_ATTRIBUTES:
+        return f"uses `.{attr}` (can run code the grader cannot see, or reach the interpreter)"
+    if attr.startswith("__") and attr.endswith("__"):
+        return None if attr in ALLOWED_DUNDERS else f"uses the special attribute `.{attr}`"
+    if attr.startswith("_") and attr not in ALLOWED_PRIVATE:
+        return f"uses the private attribute `.{attr}`"
+    return None
+
+
+def _name_problem(name: str) -> str | None:
+    if name in FORBIDDEN_NAMES or _HISTORY_NAME.match(name):
+        return f"uses `{name}` (reaches the notebook's or interpreter's internals)"
+    if name.startswith("__") and name.endswith("__"):
+        return f"uses the special name `{name}`"
+    return None
+
+
+def _root_name(node: ast.expr) -> str | None:
+    while isinstance(node, (ast.Attribute, ast.Subscript)):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+class _Screen(ast.NodeVisitor):
+    def __init__(self) -> None:
+        self.problems: list[str] = []
+        self._checked: set[int] = set()  # calls to open/load whose arguments were checked
+        # Names bound to modules in this answer, plus the ones every notebook imports.
+        self.modules: set[str] = {"torch", "np", "numpy", "tc", "tensorcourse", "math", "nn", "F",
+                                  "plt", "statistics", "time", "builtins", "sys", "os"}
+
+    def flag(self, node: ast.AST, reason: str) -> None:
+        self.problems.append(f"line {getattr(node, 'lineno', '?')}: {reason}")
+
+    def visit_Import(self, node: ast.Import) -> None:
+        for alias in node.names:
+            reason = _module_allowed(alias.name)
+            if reason:
+                self.flag(node, reason)
+            self.modules.add(alias.asname or alias.name.split(".")[0])
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        module = node.module or ""
+        reason = "uses a relative import" if node.level else _module_allowed(module)
+        if reason:
+            self.flag(node, reason)
+        for alias in node.names:
+            if alias.name == "*":
+                self.flag(node, f"uses `from {module} import *`")
+                continue
+            full = f"{module}.{alias.name}"
+            if alias.name == "load" and module.split(".")[0] in ("torch", "numpy"):
+                self.flag(node, f"imports `{full}` by name (call {module}.load with its safe "
+                                "arguments instead)")
+            elif _attribute_problem(alias.name):
+                self.flag(node, str(_attribute_problem(alias.name)))
+            elif any(full == m or full.startswith(m + ".") for m in FORBIDDEN_MODULES):
+                self.flag(node, f"imports `{full}`, which can run code outside the answer or "
+                                "hook every torch call")
+            self.modules.add(alias.asname or alias.name)
+
+    def visit_Name(self, node: ast.Name) -> None:
+        if node.id == "open" and id(node) not in self._checked:
+            self.flag(node, "uses `open` other than in a call")
+        reason = _name_problem(node.id)
+        if reason:
+            self.flag(node, reason)
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        reason = _attribute_problem(node.attr)
+        if node.attr == "load" and id(node) not in self._checked \
+                and _root_name(node.value) in ("torch", "np", "numpy"):
+            reason = "uses torch.load/np.load other than in a call"
+        if reason:
+            self.flag(node, reason)
+        if isinstance(node.ctx, (ast.Store, ast.Del)) and _root_name(node.value) in self.modules:
+            self.flag(node, f"changes `{ast.unparse(node)}`, part of a library the tests rely on")
+        self.generic_visit(node)
+
+    def _keyword(self, node: ast.Call, name: str) -> ast.expr | None:
+        return next((k.value for k in node.keywords if k.arg == name), None)
+
+    def _check_open(self, node: ast.Call) -> None:
+        """``open`` may read; writing could reach ``/proc/self/mem`` (the process's own memory)."""
+        mode = node.args[1] if len(node.args) > 1 else self._keyword(node, "mode")
+        if mode is None:
+            return
+        if not (isinstance(mode, ast.Constant) and isinstance(mode.value, str)
+                and not set(mode.value) & set("wax+")):
+            self.flag(node, "opens a file for writing (save with torch.save or np.save instead)")
+
+    def _check_load(self, node: ast.Call, root: str) -> None:
+        """``torch.load``/``np.load`` may read tensors and arrays, never pickles (they run code)."""
+        if root in ("np", "numpy"):
+            allow = self._keyword(node, "allow_pickle")
+            if allow is not None and not (isinstance(allow, ast.Constant) and allow.value is False):
+                self.flag(node, "loads a pickle (allow_pickle), which can run any code")
+            return
+        weights = self._keyword(node, "weights_only")
+        if isinstance(weights, ast.Constant) and weights.value is True:
+            return
+        if weights is None and _torch_loads_weights_only():
+            return
+        self.flag(node, "calls torch.load without weights_only=True (a pickle can run any code)")
+
+    def visit_Call(self, node: ast.Call) -> None:
+        func = node.func
+        if isinstance(func, ast.Name) and func.id == "open":
+            self._checked.add(id(func))
+            self._check_open(node)
+        if isinstance(func, ast.Attribute) and func.attr == "load" \
+                and _root_name(func.value) in ("torch", "np", "numpy"):
+            self._checked.add(id(func))
+            self._check_load(node, str(_root_name(func.value)))
+        if isinstance(node.func, ast.Name) and node.func.id == "getattr":
+            name = node.args[1] if len(node.args) > 1 else None
+            if not (isinstance(name, ast.Constant) and isinstance(name.value, str)):
+                self.flag(node, "calls getattr with a computed name")
+            else:
+                reason = _attribute_problem(name.value)
+                if reason:
+                    self.flag(node, reason)
+        self.generic_visit(node)
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        # `checks = tc.check` makes `checks` a module too: `checks.same_value = ...` is a patch.
+        value = node.value
+        if isinstance(value, (ast.Name, ast.Attribute)) and _root_name(value) in self.modules:
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    self.modules.add(target.id)
+        self.generic_visit(node)
+
+    def visit_Global(self, node: ast.Global) -> None:
+        for name in node.names:
+            reason = _name_problem(name)
+            if reason:
+                self.flag(node, reason)
+
+
+def _torch_loads_weights_only() -> bool:
+    """torch >= 2.6 defaults ``torch.load`` to ``weights_only=True`` (read without importing torch)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        major, minor = (int(x) for x in version("torch").split(".")[:2])
+    except (PackageNotFoundError, ValueError):
+        return False
+    return (major, minor) >= (2, 6)
+
+
+def screen(source: str) -> list[str]:
+    """Reasons the answer ``source`` may not run (empty: it may). Never executes anything.
+
+    Source that does not parse is accepted: it fails on its own when run, like any syntax error.
+    """
+    from IPython.core.inputtransformer2 import TransformerManager
+
+    if "%" in source or "!" in source:
+        try:
+            python = TransformerManager().transform_cell(source)
+        except Exception:  # noqa: BLE001 - IPython could not transform it: let it fail at run time
+            python = source
+    else:
+        python = source
+    try:
+        tree = ast.parse(python)
+    except (SyntaxError, ValueError):
+        return []
+    visitor = _Screen()
+    visitor.visit(tree)
+    if "get_ipython()" in python and "get_ipython" not in source:
+        visitor.problems.insert(0, "uses an IPython magic or shell escape (% or !): answers are "
+                                   "graded as plain Python")
+    return list(dict.fromkeys(visitor.problems))

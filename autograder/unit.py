@@ -1,0 +1,303 @@
+"""Grade one submitted notebook: the unit that runs in a worker process (or a container).
+
+Contract: :func:`grade_notebook` takes a :class:`Job` (plain data: paths, the learner's bytes,
+limits) and returns a :class:`Outcome` (plain data: per-test verdicts and feedback-safe
+messages, problems for the instructor, the executed notebook as JSON text). It never writes
+the gradebook and never touches the submissions folder: the parent process records outcomes,
+one writer, in a fixed order.
+
+Steps: read the answers out of the learner's notebook (:mod:`autograder.answers`), screen
+each (:mod:`autograder.screen`; rejected ones are replaced by a stub and never run), rebuild
+the notebook from the release with the hidden tests, add the integrity cells
+(:mod:`autograder.integrity`), execute it in a fresh kernel in the sandbox
+(:mod:`autograder.sandbox`) with per-cell and per-notebook time limits, and score it here.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import tempfile
+import threading
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import nbformat
+from nbformat.notebooknode import NotebookNode
+
+from .answers import NotANotebook, exercises, read_answers, rebuild
+from .execute import SurvivingExecute
+from .integrity import ROLE, errors, instrument, verdicts
+from .sandbox import Limits, kernel_manager, pids_cgroup, remove_cgroup
+from .screen import screen
+
+
+@dataclass
+class Job:
+    """One notebook of one submission, and how to run it."""
+
+    student: str
+    assignment: str
+    notebook: str
+    data: bytes
+    release: str            # path of notebooks/<assignment>/<notebook>.ipynb
+    solution: str           # path of solutions/<assignment>/<notebook>.ipynb
+    limits: Limits = field(default_factory=Limits)
+    sandboxed: bool = True
+    hidden: list[str] = field(default_factory=list)   # folders the kernel must never see
+
+
+@dataclass
+class TestResult:
+    grade_id: str
+    passed: bool
+    reason: str              # for the instructor: "", failed, timeout, kernel died, tampering...
+    message: str             # for the learner: never hidden test code, never printed output
+
+
+@dataclass
+class Outcome:
+    student: str
+    assignment: str
+    notebook: str
+    tests: list[TestResult] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    tampering: list[str] = field(default_factory=list)
+    executed: str = ""       # the executed notebook (JSON), for the instructor only
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+_FRAME = re.compile(r"^(?:Cell In\s*\[(\d+)\]|File\s+(\S+?):\d+)")
+
+
+def _last_frame(tb: list[str]) -> tuple[str, str]:
+    """("cell", execution count) or ("file", path) of the innermost frame of a traceback."""
+    last = ("", "")
+    for block in tb:
+        for line in _ANSI.sub("", block).splitlines():
+            m = _FRAME.match(line.strip())
+            if m:
+                last = ("cell", m.group(1)) if m.group(1) else ("file", m.group(2))
+    return last
+
+
+def learner_message(cell: NotebookNode, reason: str, rejected: str) -> str:
+    """What the learner may see about one test: never test code, never what was printed.
+
+    An assertion written by the course (in the test cell or in ``tensorcourse.check``) and an
+    error raised inside a library show their first line; an error raised in the learner's own
+    code shows only its type, since its text could quote the hidden test's inputs.
+    """
+    if rejected:
+        return f"your answer was not run: {rejected}"
+    if reason.startswith("tampering"):
+        return "not graded: the grader's integrity check failed (your instructor has the details)"
+    if reason == "kernel died":
+        return "the kernel died before this test finished (os._exit, a crash, or out of memory)"
+    if reason == "timeout":
+        return "the test ran past the time limit and was interrupted"
+    if reason == "notebook time limit":
+        return "the notebook ran past its time limit; this test did not run"
+    errs = errors(cell)
+    if not errs:
+        return "passed" if not reason else reason
+    err = errs[0]
+    ename, evalue = str(err.get("ename", "Error")), str(err.get("evalue", ""))
+    first = _ANSI.sub("", evalue).strip().splitlines()[0][:300] if evalue.strip() else ""
+    kind, where = _last_frame(list(err.get("traceback", [])))
+    ours = (kind == "cell" and str(cell.get("execution_count")) == where) or (
+        kind == "file" and (where.endswith("tensorcourse/check.py") or "site-packages" in where))
+    if ours:
+        return f"{ename}: {first}" if first else f"{ename} (a check failed)"
+    return f"your code raised {ename}"
+
+
+class _LimitedExecute(SurvivingExecute):
+    """SurvivingExecute that keeps at most ``output_limit`` bytes of output.
+
+    Beyond the limit only the grader's own lines (``TIO-...``) are kept: printing without end
+    cannot hide a result or exhaust the grader's memory.
+    """
+
+    output_limit = 1 << 20
+    grader_cell_timeout = 600  # the bootstrap imports torch: never cut short on a loaded machine
+
+    def _timeout_for(self, cell: NotebookNode) -> int:
+        if cell.get("metadata", {}).get(ROLE, {}).get("role") in ("bootstrap", "integrity"):
+            return max(int(self.timeout or 0), self.grader_cell_timeout)
+        return int(self.timeout or 0)
+
+    def output(self, outs: list, msg: dict, display_id: Any, cell_index: int):
+        self._kept = getattr(self, "_kept", 0)
+        content = msg.get("content", {})
+        size = len(str(content.get("text", ""))) + len(str(content.get("data", "")))
+        if self._kept + size <= self.output_limit:
+            self._kept += size
+            return super().output(outs, msg, display_id, cell_index)
+        if msg.get("msg_type") == "stream":
+            # Keep the grader's lines (and short pieces that may be one split in two).
+            text = str(content.get("text", ""))
+            self._fragments = getattr(self, "_fragments", 0) + 1
+            if "TIO-" in text[:4096] or (len(text) < 80 and self._fragments < 1000):
+                keep = "\n".join(ln for ln in text.splitlines() if "TIO-" in ln or len(text) < 80)
+                outs.append(nbformat.v4.new_output("stream", name=content.get("name", "stdout"),
+                                                   text=keep + ("\n" if text.endswith("\n") else "")))
+        if not getattr(self, "_truncated", False):
+            self._truncated = True
+            outs.append(nbformat.v4.new_output("stream", name="stderr",
+                                               text="[output beyond the grader's limit dropped]\n"))
+        return None
+
+
+class _Watchdog:
+    """Kills the kernel's process group when the notebook's time or its socket folder is exceeded."""
+
+    def __init__(self, km: Any, limits: Limits, folder: Path) -> None:
+        self.km, self.limits, self.folder = km, limits, folder
+        self.reason = ""
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self) -> _Watchdog:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _folder_bytes(self) -> int:
+        total = 0
+        for root, _dirs, files in os.walk(self.folder):
+            for name in files:
+                try:
+                    total += os.lstat(os.path.join(root, name)).st_size
+                except OSError:
+                    pass
+        return total
+
+    def _run(self) -> None:
+        waited = 0.0
+        while not self._stop.wait(1.0):
+            waited += 1.0
+            if waited >= self.limits.notebook_timeout:
+                self.reason = "notebook time limit"
+            elif self._folder_bytes() > self.limits.file_bytes:
+                self.reason = "scratch folder over its size limit"
+            if self.reason:
+                self._kill()
+                return
+
+    def _kill(self) -> None:
+        provisioner = getattr(self.km, "provisioner", None)
+        process = getattr(provisioner, "process", None)
+        if process is not None:
+            try:
+                os.killpg(process.pid, signal.SIGKILL)
+            except OSError:
+                pass
+
+
+def _execute(nb: NotebookNode, job: Job) -> tuple[NotebookNode, str]:
+    """Run ``nb`` in a fresh sandboxed kernel; return it executed and why it was cut short."""
+    socket_dir = Path(tempfile.mkdtemp(prefix="tio-"))
+    cgroup = pids_cgroup(job.limits.processes)
+    km = None
+    try:
+        km = kernel_manager(socket_dir, job.limits, sandboxed=job.sandboxed,
+                            hidden=[Path(h) for h in job.hidden], cgroup=cgroup)
+        ep = _LimitedExecute(timeout=job.limits.cell_timeout, interrupt_on_timeout=True,
+                             allow_errors=True, kernel_name="python3", startup_timeout=120,
+                             # A loaded machine can deliver a cell's last output seconds after
+                             # its reply: wait for it (the pass tokens are in it), never drop it.
+                             iopub_timeout=120, raise_on_iopub_timeout=True,
+                             extra_arguments=["--HistoryManager.hist_file=:memory:"])
+        ep.output_limit = job.limits.output_bytes
+        ep.timeout_func = ep._timeout_for
+        with _Watchdog(km, job.limits, socket_dir) as dog:
+            try:
+                ep.preprocess(nb, {"metadata": {"path": str(socket_dir)}}, km=km)
+            except Exception as err:  # noqa: BLE001 - keep what ran; the rest scores 0
+                if not dog.reason:
+                    dog.reason = (f"grading stopped early ({type(err).__name__}: "
+                                  f"{str(err).splitlines()[0][:160] if str(err) else ''})")
+        return nb, dog.reason
+    finally:
+        if km is not None:
+            km.reap()
+        remove_cgroup(cgroup)
+        shutil.rmtree(socket_dir, ignore_errors=True)
+
+
+def grade_notebook(job: Job) -> Outcome:
+    """Grade one notebook (see the module docstring). Never raises for a learner's mistake."""
+    out = Outcome(job.student, job.assignment, job.notebook)
+    label = f"{job.student}/{job.assignment}"
+    release = nbformat.read(job.release, as_version=4)
+    solution = nbformat.read(job.solution, as_version=4)
+    tests = exercises(release)
+    try:
+        found = read_answers(job.data, release)
+    except NotANotebook as err:
+        out.problems.append(f"{label}: not a readable notebook ({err}); graded as missing "
+                            "(0 points). Ask the student to re-download and resubmit it.")
+        out.tests = [TestResult(g, False, "not a readable notebook",
+                                "your submission could not be read as a notebook") for g in tests]
+        return out
+    out.problems += [f"{label}: {note}" for note in found.notes]
+    rejected: dict[str, str] = {}
+    sources = dict(found.sources)
+    for gid, source in found.sources.items():
+        reasons = screen(source)
+        if reasons:
+            rejected[gid] = "; ".join(reasons[:3])
+            sources[gid] = ("raise RuntimeError('This answer was not run by the grader: it uses "
+                            "something graded answers may not use (see your feedback).')")
+    nb, plan = instrument(rebuild(release, solution, sources))
+    try:
+        nb, cut = _execute(nb, job)
+    except Exception as err:  # noqa: BLE001 - a kernel that cannot start must not stop the run
+        out.problems.append(f"{label}: the kernel could not run ({type(err).__name__}: "
+                            f"{str(err)[:200]}); every test recorded as 0.")
+        out.tests = [TestResult(g, False, "not run", "the grader could not run your notebook")
+                     for g in tests]
+        return out
+    found_verdicts = verdicts(nb, plan)
+    cells = {c.metadata[ROLE]["grade_id"]: c for c in nb.cells
+             if c.get("metadata", {}).get(ROLE, {}).get("role") == "test"}
+    for gid in plan.order:
+        v = found_verdicts[gid]
+        reason = v.reason
+        if cut and reason in ("kernel died", "not run"):
+            reason = cut
+        why = "; ".join(rejected[a] for a in tests.get(gid, []) if a in rejected)
+        out.tests.append(TestResult(gid, v.passed, reason,
+                                    learner_message(cells[gid], reason, why) if not v.passed
+                                    else "passed"))
+    # One line per submission: what was refused before running, what the checks caught.
+    tampered = next((v.tampered for v in found_verdicts.values() if v.tampered), "")
+    found_what = [f"answer {gid} not run ({why})" for gid, why in rejected.items()]
+    if tampered:
+        first = next(g for g in plan.order if found_verdicts[g].tampered)
+        found_what.append(f"integrity check failed from {first} on ({tampered}): that test and "
+                          "every later one score 0")
+    if found_what:
+        out.tampering.append(f"{label}: " + "; ".join(found_what))
+    setup = next((v.reason for v in found_verdicts.values() if v.reason.startswith("grader setup")), "")
+    if setup:
+        out.problems.append(f"{label}: {setup}; every test recorded as 0. Regrade it (a machine "
+                            "too loaded to import torch in time?).")
+    if cut:
+        out.problems.append(f"{label}: {cut}; the kernel was stopped and the tests that did not "
+                            "run score 0.")
+    elif any(t.reason == "kernel died" for t in out.tests):
+        out.problems.append(f"{label}: the kernel died during grading; cells that did not run "
+                            "score 0.")
+    out.executed = nbformat.writes(nb)
+    return out
