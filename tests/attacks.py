@@ -1,0 +1,132 @@
+"""A corpus of submissions that try to cheat the grader or harm others, for notebook 01.
+
+Every attack starts from the untouched release (no exercise solved), so any point it earns
+is a forgery. Each entry: student id -> (what it tries, a function building the notebook
+from the release and the folder paths the attack aims at). ``tests/test_grading_attacks.py``
+grades them all in one run next to honest controls.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from pathlib import Path
+
+import nbformat
+
+from coursefiles import REPO, nbgrader_meta
+
+NB = Path("01-why-tensors") / "01-why-tensors.ipynb"
+Build = Callable[[nbformat.NotebookNode, dict[str, Path]], nbformat.NotebookNode]
+
+
+def _answer(nb, code: str, index: int = 0) -> nbformat.NotebookNode:
+    """``nb`` with the ``index``-th answer cell's source replaced by ``code``."""
+    out = copy.deepcopy(nb)
+    answers = [c for c in out.cells if nbgrader_meta(c).get("solution")]
+    answers[index].source = code
+    return out
+
+
+def _every_test(nb, change: Callable[[nbformat.NotebookNode], None]) -> nbformat.NotebookNode:
+    out = copy.deepcopy(nb)
+    for cell in out.cells:
+        meta = nbgrader_meta(cell)
+        if meta.get("grade") and not meta.get("solution"):
+            change(cell)
+    return out
+
+
+def _skip_tags(cell) -> None:
+    cell.metadata.setdefault("tags", []).extend(["skip-execution", "raises-exception"])
+    cell.metadata["nbgrader"]["points"] = 100
+    cell.source = "pass"
+
+
+def _ungraded(cell) -> None:
+    cell.metadata["nbgrader"] = {"grade": False, "solution": True,
+                                 "grade_id": cell.metadata["nbgrader"]["grade_id"],
+                                 "locked": False, "schema_version": 3, "task": False}
+
+
+def _kernelspec(nb, _paths):
+    out = copy.deepcopy(nb)
+    out.metadata["kernelspec"] = {"name": "evil", "display_name": "evil", "language": "python",
+                                  "argv": ["sh", "-c", "touch /tmp/tio-pwned"]}
+    return out
+
+
+LIAR = '''
+class Liar(torch.nn.Parameter):
+    """Claims to equal anything: a Parameter subclass answering comparisons itself."""
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        if func in (torch.allclose, torch.equal, torch.isclose):
+            return True
+        return super().__torch_function__(func, types, args, kwargs or {})
+
+
+def center_rows(x):
+    return Liar(torch.zeros_like(x))
+'''
+
+ATTACKS: dict[str, tuple[str, Build]] = {
+    "a-skip-tags": ("test cells tagged to skip, given 100 points and emptied",
+                    lambda nb, p: _every_test(nb, _skip_tags)),
+    "a-ungraded": ("test cells re-labelled as answer cells", lambda nb, p: _every_test(nb, _ungraded)),
+    "a-kernelspec": ("a kernelspec that runs a shell command", _kernelspec),
+    "a-custom-exc": ("silence every error through IPython", lambda nb, p: _answer(
+        nb, "get_ipython().set_custom_exc((BaseException,), lambda *a, **k: None)")),
+    "a-transformer": ("an input transformer that empties test cells", lambda nb, p: _answer(
+        nb, "get_ipython().input_transformers_cleanup.append(\n"
+            "    lambda lines: ['pass\\n'] if any('assert' in l for l in lines) else lines)")),
+    "a-magic": ("a cell magic that rewrites what runs", lambda nb, p: _answer(
+        nb, "%config InteractiveShell.ast_node_interactivity='none'")),
+    "a-patch-equal": ("monkeypatch torch's comparisons", lambda nb, p: _answer(
+        nb, "torch.equal = lambda *a, **k: True\ntorch.allclose = lambda *a, **k: True")),
+    "a-patch-check": ("monkeypatch tensorcourse.check through a function the screen cannot "
+                      "follow (caught in the kernel)", lambda nb, p: _answer(
+        nb, "def patch(module):\n    module.same_value = lambda *a, **k: True\n"
+            "    module.same_tensor = lambda *a, **k: True\n    module.raises = lambda *a, **k: True\n"
+            "\npatch(tc.check)")),
+    "a-patch-alias": ("monkeypatch tensorcourse.check through an alias", lambda nb, p: _answer(
+        nb, "checks = tc.check\nchecks.same_value = lambda *a, **k: True")),
+    "a-wrapped": ("a fake torch.equal wrapping the real one (functools.wraps)", lambda nb, p: _answer(
+        nb, "import functools\n\ndef patch(module):\n"
+            "    module.equal = functools.wraps(module.equal)(lambda *a, **k: True)\n"
+            "    module.allclose = functools.wraps(module.allclose)(lambda *a, **k: True)\n"
+            "\npatch(torch)")),
+    "a-settrace": ("a trace function that skips assertions", lambda nb, p: _answer(
+        nb, "import sys\nsys.settrace(lambda *a: None)")),
+    "a-dunder-escape": ("reach os through object's subclasses", lambda nb, p: _answer(
+        nb, "os_ = [c for c in ().__class__.__base__.__subclasses__() "
+            "if c.__name__ == '_wrap_close'][0].__init__.__globals__\n")),
+    "a-parameter-liar": ("a Parameter subclass that equals anything",
+                         lambda nb, p: _answer(nb, LIAR, 2)),
+    "a-fake-tokens": ("print the grader's pass and OK lines", lambda nb, p: _answer(
+        nb, "for word in ('TIO-PASS', 'TIO-OK'):\n    print(word, 'x' * 32)")),
+    "a-read-solutions": ("read solutions/ and a classmate's notebook", lambda nb, p: _answer(
+        nb, "import numpy as np\n"
+            f"stolen = np.genfromtxt({str(REPO / 'solutions' / NB)!r},"
+            " dtype=str, delimiter='\\x00')\n"
+            f"friend = np.genfromtxt({str(p['subs'] / 'control-full' / NB)!r},"
+            " dtype=str, delimiter='\\x00')")),
+    "a-write-everywhere": ("write the gradebook, a .pth, the checkout, a classmate's file",
+                           lambda nb, p: _answer(nb, "import numpy as np\n" + "\n".join(
+                               f"try:\n    np.savetxt({str(t)!r}, np.zeros(1))\nexcept Exception:\n    pass"
+                               for t in (p["workdir"] / "gradebook.db", p["site"] / "tio-evil.pth",
+                                         REPO / "tensorcourse" / "check.py",
+                                         p["subs"] / "control-full" / NB))
+                           + "\nnp.savetxt('/tmp/tio-pwned', np.zeros(1))")),
+    "a-flood": ("unbounded output", lambda nb, p: _answer(
+        nb, "for _ in range(200000):\n    print('x' * 100)")),
+    "a-memory": ("allocate far past the memory limit", lambda nb, p: _answer(
+        nb, "hog = torch.empty(2**40, dtype=torch.uint8)")),
+    "a-system-exit": ("the learner's function raises SystemExit inside the test",
+                      lambda nb, p: _answer(nb, "def center_rows(x):\n    raise SystemExit(0)", 2)),
+    "a-keyboard": ("the learner's function raises KeyboardInterrupt inside the test",
+                   lambda nb, p: _answer(nb, "def center_rows(x):\n    raise KeyboardInterrupt", 2)),
+    "a-locked-edit": ("test cells edited to `pass`", lambda nb, p: _every_test(
+        nb, lambda c: setattr(c, "source", "pass"))),
+}

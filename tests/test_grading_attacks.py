@@ -1,0 +1,155 @@
+"""Attacks on the grader, graded for real (sandboxed) next to honest controls.
+
+One ``python -m autograder grade`` run on notebook 01: every attack in ``tests/attacks.py``
+(none solves an exercise, so any point is a forgery) and three honest controls (all solved,
+some solved, none). Checked: every attack scores 0 and is reported where it can be; controls
+score exactly; the submissions folder is byte-identical afterwards; nothing was planted in the
+checkout or the environment, nothing the attacks wrote exists outside their sandbox, and no
+process is left.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+import sysconfig
+import zipfile
+from pathlib import Path
+
+import nbformat
+import pytest
+from attacks import ATTACKS
+
+from autograder.grading import cell_scores
+from autograder.sandbox import unavailable
+from coursefiles import REPO, exercises, nbgrader_meta, read, release_path, solution_path, with_replacements
+
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(unavailable() is not None, reason=f"no sandbox: {unavailable()}")]
+A = "01-why-tensors"
+SITE = Path(sysconfig.get_paths()["purelib"])
+
+
+def _digest(*folders: Path) -> dict[str, tuple[str, int]]:
+    out = {}
+    for folder in folders:
+        for p in sorted(folder.rglob("*")):
+            if p.is_file() and "__pycache__" not in p.parts:
+                out[str(p)] = (hashlib.sha256(p.read_bytes()).hexdigest(), p.stat().st_mtime_ns)
+    return out
+
+
+def _state(subs: Path) -> dict:
+    """What the attacks aim at. (In a shared working tree other files of the checkout may change
+    while the test runs: the checkout is watched through the files the attacks target and through
+    new files, which no one else adds under these names.)"""
+    return {"subs": _digest(subs),
+            "check.py": _digest(REPO / "tensorcourse")[str(REPO / "tensorcourse" / "check.py")],
+            "planted": sorted(str(p) for folder in (REPO / "tensorcourse", REPO / "solutions", SITE)
+                              for p in folder.rglob("*") if "evil" in p.name or "tio-" in p.name),
+            "pth": sorted(p.name for p in SITE.glob("*.pth"))}
+
+
+def _kernels_alive(tmp: Path) -> list[str]:
+    """Processes of this run's sandboxes (their socket folders are under ``tmp``)."""
+    found = []
+    for pid in os.listdir("/proc"):
+        try:
+            cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        if str(tmp) in cmd:
+            found.append(cmd)
+    return found
+
+
+def _write(nb, folder: Path, student: str) -> None:
+    path = folder / student / A / f"{A}.ipynb"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, path)
+
+
+@pytest.fixture(scope="module")
+def attacked(tmp_path_factory):
+    subs, workdir = tmp_path_factory.mktemp("attack-subs"), tmp_path_factory.mktemp("attack-grading")
+    paths = {"subs": subs, "workdir": workdir, "site": SITE}
+    rel, sol = read(release_path(A)), read(solution_path(A))
+    answers = {nbgrader_meta(sol.cells[s])["grade_id"]: sol.cells[s].source for s, _ in exercises(sol)}
+    _write(with_replacements(rel, answers), subs, "control-full")
+    _write(with_replacements(rel, dict(list(answers.items())[:2])), subs, "control-some")
+    _write(rel, subs, "control-none")
+    for student, (_what, build) in ATTACKS.items():
+        _write(build(rel, paths), subs, student)
+    # Outside the notebook: a symlinked notebook, an oversized one, a zip bomb.
+    (subs / "a-symlink" / A).mkdir(parents=True)
+    (subs / "a-symlink" / A / f"{A}.ipynb").symlink_to(solution_path(A))
+    (subs / "a-huge" / A).mkdir(parents=True)
+    (subs / "a-huge" / A / f"{A}.ipynb").write_bytes(b" " * (21 * 2**20))
+    with zipfile.ZipFile(subs / "a-zipbomb.zip", "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr(f"{A}/{A}.ipynb", b" " * (30 * 2**20))
+    before = _state(subs)
+    tmp = tmp_path_factory.mktemp("sockets")  # this run's sandboxes, told apart from others'
+    run = subprocess.run([sys.executable, "-m", "autograder", "grade", str(subs), A, "--workdir",
+                          str(workdir), "--timeout", "60", "--no-progress"],
+                         cwd=REPO, capture_output=True, text=True, timeout=1800,
+                         env=dict(os.environ, TMPDIR=str(tmp)))
+    after = _state(subs)
+    return {"run": run, "workdir": workdir, "before": before, "after": after, "tmp": tmp}
+
+
+def _scores(attacked, student):
+    return cell_scores(attacked["workdir"], A, student)
+
+
+def test_grading_run_succeeds(attacked):
+    assert attacked["run"].returncode == 0, attacked["run"].stdout + attacked["run"].stderr
+
+
+@pytest.mark.parametrize("student", [*ATTACKS, "a-symlink", "a-huge", "a-zipbomb"])
+def test_every_attack_scores_zero(attacked, student):
+    scores = _scores(attacked, student)
+    assert scores and all(s == 0 for s, _ in scores.values()), (ATTACKS.get(student), scores)
+
+
+def test_controls_score_exactly(attacked):
+    full = _scores(attacked, "control-full")
+    assert all(s == m > 0 for s, m in full.values()), full
+    some = list(_scores(attacked, "control-some").values())
+    assert [s == m for s, m in some] == [True, True] + [False] * (len(some) - 2), some
+    assert all(s == 0 for s, _ in _scores(attacked, "control-none").values())
+
+
+def test_attacks_are_reported(attacked):
+    out = attacked["run"].stdout
+    for student in ("a-custom-exc", "a-transformer", "a-magic", "a-patch-equal", "a-settrace",
+                    "a-dunder-escape", "a-patch-check", "a-patch-alias", "a-wrapped"):
+        assert f"{student}/{A}" in out.split("Tampering")[-1], (student, out)
+    for student, words in (("a-symlink", "symlink"), ("a-huge", "limit"), ("a-zipbomb", "limit"),
+                           ("a-locked-edit", "locked cell"), ("a-skip-tags", "locked cell")):
+        assert any(student in line and words in line for line in out.splitlines()), (student, out)
+    assert "control-" not in out.split("Problems:")[-1] if "Problems:" in out else True
+
+
+def test_nothing_outside_the_sandbox_changed(attacked):
+    assert attacked["after"] == attacked["before"]
+    assert not Path("/tmp/tio-pwned").exists()
+    assert not _kernels_alive(attacked["tmp"])
+
+
+def test_feedback_never_shows_test_code(attacked):
+    workdir = attacked["workdir"]
+    run = subprocess.run([sys.executable, "-m", "autograder", "feedback", A, "--workdir", str(workdir)],
+                         cwd=REPO, capture_output=True, text=True)
+    assert run.returncode == 0, run.stdout + run.stderr
+    sol = read(solution_path(A))
+    hidden = [line.strip() for _, t in exercises(sol) for line in sol.cells[t].source.splitlines()
+              if len(line.strip()) > 25]
+    pages = list((workdir / "feedback").rglob("*.html"))
+    assert len(pages) >= len(ATTACKS)
+    for page in pages:
+        text = page.read_text()
+        assert "TIO-" not in text and "BEGIN HIDDEN" not in text
+        leaked = [line for line in hidden if line in text]
+        assert not leaked, (page, leaked)
