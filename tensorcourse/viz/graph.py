@@ -228,33 +228,17 @@ def describe_graph(t: torch.Tensor, names: Mapping[str, torch.Tensor] | None = N
             if meta:
                 node.grad_shape = tuple(int(s) for s in meta[0].shape)
         nodes.append(node)
-    # Depth: the longest path from the root, so every edge points downwards.
-    for i in _topological(nodes):
+    order = _backward_order(nodes, [_priority(fn) for fn in fns])
+    # Depth: the longest path from the root, so every edge points downwards. The backward
+    # order lists a node only after every node that feeds it, which is what this needs.
+    for i in order:
         for j in nodes[i].inputs:
             nodes[j].depth = max(nodes[j].depth, nodes[i].depth + 1)
-    order = _backward_order(nodes, [_priority(fn) for fn in fns])
     return GraphReport(root_label, _shape(t), t.requires_grad, nodes, order)
 
 
-def _topological(nodes: list[GraphNode]) -> list[int]:
-    """Indices with every node before the nodes it feeds gradients to (root first)."""
-    waiting = [0] * len(nodes)
-    for n in nodes:
-        for j in n.inputs:
-            waiting[j] += 1
-    ready = [n.index for n in nodes if waiting[n.index] == 0]
-    out = []
-    while ready:
-        i = ready.pop()
-        out.append(i)
-        for j in nodes[i].inputs:
-            waiting[j] -= 1
-            if waiting[j] == 0:
-                ready.append(j)
-    return out
-
-
 def _backward_order(nodes: list[GraphNode], priority: list[float]) -> list[int]:
+    """The engine's order from the root: a node once all its consumers ran, highest priority first."""
     waiting = [0] * len(nodes)
     for n in nodes:
         for j in n.inputs:
