@@ -28,6 +28,7 @@ from time import monotonic
 from typing import Any
 
 from jupyter_core.utils import run_sync
+from nbclient import NotebookClient
 
 SLICE_S = 0.2
 
@@ -69,3 +70,16 @@ class NoLostWakeups:
 
     # nbclient binds the synchronous variant to its own coroutine: rebind it to ours.
     start_new_kernel_client = run_sync(async_start_new_kernel_client)
+
+
+class HeadlessClient(NoLostWakeups, NotebookClient):
+    """nbclient for headless runs (tests, the website build, the GPU check).
+
+    Sliced waits (above), and no emulation of widget Output areas: nbclient's emulation can
+    stall a widget cell until the timeout (jupyter/nbclient#312). Widget cells still run;
+    what they display lands in the cell's outputs.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.comm_open_handlers = {}

@@ -7,13 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
-from nbclient import NotebookClient
 
-from autograder.headless import NoLostWakeups
-
-
-class _Client(NoLostWakeups, NotebookClient):
-    """nbclient with waits that a lost socket wake-up cannot stretch to the cell timeout."""
+from autograder.headless import HeadlessClient
 
 
 @dataclass
@@ -29,11 +24,8 @@ class Ran:
 def run_notebook(path: Path, *, timeout: int = 120, cwd: Path | None = None,
                  env: dict[str, str] | None = None) -> Ran:
     nb = nbformat.read(path, as_version=4)
-    client = _Client(nb, timeout=timeout, allow_errors=True, kernel_name="python3",
+    client = HeadlessClient(nb, timeout=timeout, allow_errors=True, kernel_name="python3",
                      resources={"metadata": {"path": str(cwd or path.parent)}})
-    # Headless runs do not emulate widget Output areas: nbclient's emulation can stall a
-    # cell until the timeout (jupyter/nbclient#312). Widget cells still run and are checked.
-    client.comm_open_handlers = {}
     old = dict(os.environ)
     os.environ.update(env or {})
     try:

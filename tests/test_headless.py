@@ -18,9 +18,9 @@ from nbclient.exceptions import CellTimeoutError
 from nbformat.v4 import new_code_cell, new_notebook
 
 from autograder.execute import SurvivingExecute
-from autograder.headless import SLICE_S, NoLostWakeups, slice_waits
+from autograder.headless import SLICE_S, HeadlessClient, NoLostWakeups, slice_waits
 from coursefiles import solution_path
-from nbrun import _Client, run_notebook
+from nbrun import run_notebook
 
 
 class LosesWakeups:
@@ -96,7 +96,7 @@ def test_both_runners_use_sliced_waits(tmp_path):
     synchronous setup_kernel path, which nbclient binds to its own coroutine)."""
     assert SurvivingExecute.start_new_kernel_client is NoLostWakeups.start_new_kernel_client
     nb = new_notebook(cells=[new_code_cell("x = 1"), new_code_cell("assert x == 1")])
-    client = _Client(nb, timeout=60, kernel_name="python3",
+    client = HeadlessClient(nb, timeout=60, kernel_name="python3",
                      resources={"metadata": {"path": str(tmp_path)}})
     seen = _sliced_channels_seen(client)
     client.execute()

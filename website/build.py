@@ -52,7 +52,7 @@ ALLOWED_WARNINGS: tuple[str, ...] = ()
 sys.path.insert(0, str(REPO))
 from autograder.course import assignments, publication  # noqa: E402
 from autograder.generate import badges_markdown, binder_url, colab_url, is_launch_cell  # noqa: E402
-from autograder.headless import NoLostWakeups  # noqa: E402
+from autograder.headless import HeadlessClient  # noqa: E402
 
 
 def _digest(*parts: bytes) -> str:
@@ -93,8 +93,6 @@ def store_executed(assignment: str, nb: nbformat.NotebookNode, cache: Path = CAC
 
 def execute_solution(assignment: str, cache: Path, helper: bytes) -> tuple[nbformat.NotebookNode, bool]:
     """The solution notebook executed on the CPU; from the cache when nothing changed."""
-    from nbclient import NotebookClient
-
     cached = cache_path(assignment, helper, cache)
     if cached.exists():
         return nbformat.read(cached, as_version=4), True
@@ -102,12 +100,8 @@ def execute_solution(assignment: str, cache: Path, helper: bytes) -> tuple[nbfor
     work = SITE / "work" / assignment
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
-    class Client(NoLostWakeups, NotebookClient):
-        """nbclient whose waits a lost socket wake-up cannot stretch to the cell timeout."""
-
-    client = Client(nb, timeout=300, allow_errors=True, kernel_name="python3",
+    client = HeadlessClient(nb, timeout=300, allow_errors=True, kernel_name="python3",
                             resources={"metadata": {"path": str(work)}})
-    client.comm_open_handlers = {}  # widgets: no emulation headless (see tests/nbrun.py)
     client.execute()
     errors = [f"cell {i}: {o.ename}: {o.evalue}" for i, c in enumerate(nb.cells)
               for o in c.get("outputs", []) if o.output_type == "error"]
