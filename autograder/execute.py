@@ -35,7 +35,10 @@ def _died_output(reason: str) -> NotebookNode:
 
 
 class SurvivingExecute(NoLostWakeups, Execute):
-    """Execute every cell; after a kernel death, mark the rest as not run instead of raising."""
+    """Execute every cell; after a kernel death, mark the rest as not run instead of raising.
+
+    ``NoLostWakeups`` (no widget emulation, re-armed sends, sliced waits): a submission's
+    widget cell can never sit until the cell timeout and lose its points to it."""
 
     def preprocess(self, nb: NotebookNode, resources: Any = None, km: Any = None):
         self._kernel_dead = False
@@ -47,11 +50,6 @@ class SurvivingExecute(NoLostWakeups, Execute):
             if not self._kernel_dead:
                 raise
             return nb, self.resources
-
-    def on_comm_open_jupyter_widget(self, msg: dict[str, Any]) -> None:
-        # Grading needs no widget emulation, and nbclient's can stall a widget cell until
-        # the cell timeout (jupyter/nbclient#312), slowing every submission that shows one.
-        return None
 
     def preprocess_cell(self, cell: NotebookNode, resources: Any, index: int):
         if self._kernel_dead:

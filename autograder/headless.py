@@ -1,24 +1,45 @@
-"""Headless notebook execution in which a lost socket wake-up costs a fraction of a second.
+"""Headless notebook execution that cannot stall a cell until its timeout on a lost wake-up.
 
-nbclient waits for a cell's ``execute_reply`` with one long ``poll`` of the shell socket
-(as long as the cell timeout), and for its outputs with an unbounded poll of the IOPub
-socket. A ZeroMQ socket tells asyncio it is readable through an *edge-triggered* file
-descriptor; when that edge is consumed or missed, the poll is not woken, pyzmq checks the
-socket once more only when the poll times out, and a reply that had been waiting is picked
-up exactly at the deadline, the kernel long idle. That is the symptom reported for headless
-runs of notebook 04 after its widget cell (and in jupyter/nbclient#312 for widget cells);
-under grading the cell would be cut off and score 0. (It did not reproduce in about a hundred
-runs with ipykernel 7.4.0, pyzmq 27.3.0 and nbclient 0.11.0, whose asyncio sockets re-check
-after their own sends and EVENTS reads, so which operation ate the edge there is not known;
-this module bounds the wait whatever consumed the client-side edge; a reply stuck inside
-the kernel would not be helped by it.)
+The stall (issue #14): now and then a headless run of notebook 04 sat idle for exactly the
+cell timeout in its broadcast-explorer cell, then went on as if nothing had happened (one
+run in five in the report; 3 of 57 runs of stock nbclient on a quiet 2-core machine, more
+under load).
+The cause, reproduced deterministically by ``tests/test_headless.py``:
 
-:class:`NoLostWakeups` turns every wait on those two channels into a series of short polls
-(``SLICE_S``). Each ends with a direct check of the socket, so a missed wake-up costs at
-most one slice instead of the whole timeout, whatever consumed the edge. Timeouts keep
-their meaning (the total wait is unchanged). Mixed in front of nbclient's
-``NotebookClient`` by ``tests/nbrun.py`` and of nbgrader's ``Execute`` by
-``autograder/execute.py``; ``tests/test_headless.py`` tests both.
+1. nbclient waits for a cell's ``execute_reply`` by polling the shell socket (a
+   ``zmq.asyncio`` socket) for as long as the cell timeout. asyncio is woken by the
+   socket's notification file descriptor, which libzmq makes readable when a message
+   arrives and drains whenever *any* operation on the socket processes its pending
+   commands.
+2. nbclient's emulation of widget ``Output`` areas answers the kernel's output messages
+   with a ``comm_msg`` that it *sends on that same shell socket*, from its IOPub handler.
+3. jupyter_client's ``Session.send`` sends through a synchronous shadow of the asyncio
+   socket, so pyzmq's asyncio layer never learns of the send and does not re-check the
+   socket afterwards (its own sends do).
+4. When the reply arrives while the client is busy in that handler, the send drains the
+   notification; the reply sits in the socket and asyncio is never woken. pyzmq looks
+   again only when the poll's timeout fires: the reply is picked up at the deadline and
+   the cell "succeeds" after the full timeout (under grading, a lower timeout would cost
+   the student the notebook).
+
+The explorer cell is the only cell of 04 whose output goes through an ``Output`` widget,
+hence that cell; the race needs the reply to arrive in a window of milliseconds, hence
+one run in several. (Reported upstream for widget cells as jupyter/nbclient#312.)
+
+:class:`NoLostWakeups` makes that impossible three ways, each enough on its own:
+
+* **No trigger.** Headless runs do not emulate widget Output areas, so the client never
+  sends on the shell socket while it waits there (widget cells still run; what they
+  print lands in the cell's outputs).
+* **Re-armed after every send** (:func:`rearm_after_send`): after a send through the
+  shadow, the asyncio socket is asked for its events, which makes pyzmq schedule the
+  wake-up a drained notification would have caused.
+* **Sliced waits** (:func:`slice_waits`): every wait on the shell and IOPub channels is
+  a series of polls of at most ``SLICE_S`` seconds, each ending in a direct check of the
+  socket, so any other way of losing a wake-up costs at most one slice, not the timeout.
+
+Mixed in front of nbclient's ``NotebookClient`` (:class:`HeadlessClient`: the test runner,
+the website build, the GPU check) and of nbgrader's ``Execute`` (``autograder/execute.py``).
 """
 
 from __future__ import annotations
@@ -27,10 +48,35 @@ from queue import Empty
 from time import monotonic
 from typing import Any
 
+import zmq
 from jupyter_core.utils import run_sync
 from nbclient import NotebookClient
 
 SLICE_S = 0.2
+
+
+def rearm_after_send(channel: Any) -> None:
+    """After each ``channel.send(msg)``, let the asyncio socket notice what the send hid.
+
+    ``Session.send`` uses a synchronous shadow of the socket, which can drain the
+    notification of a message that arrived meanwhile. Reading ``EVENTS`` through the
+    asyncio socket makes pyzmq schedule its handler when a waiter wants an event that is
+    pending, exactly as after a send of its own.
+    """
+    original = channel.send
+    if getattr(original, "_rearms", False):
+        return
+
+    def send(msg: dict[str, Any]) -> None:
+        try:
+            original(msg)
+        finally:
+            socket = channel.socket
+            if socket is not None and not socket.closed:
+                socket.get(zmq.EVENTS)
+
+    send._rearms = True  # type: ignore[attr-defined]
+    channel.send = send
 
 
 def slice_waits(channel: Any, slice_s: float = SLICE_S) -> None:
@@ -59,11 +105,17 @@ def slice_waits(channel: Any, slice_s: float = SLICE_S) -> None:
 
 
 class NoLostWakeups:
-    """Mixin for an nbclient ``NotebookClient`` (or a subclass): sliced waits on the
-    shell and IOPub channels of every kernel client it starts."""
+    """Mixin for an nbclient ``NotebookClient`` (or a subclass such as nbgrader's
+    ``Execute``): no widget emulation, shell sends re-armed, sliced waits."""
+
+    def on_comm_open_jupyter_widget(self, msg: dict[str, Any]) -> None:
+        # nbclient registers this bound method as the "jupyter.widget" comm handler; with
+        # no handler object returned, nothing is emulated and nothing is sent back.
+        return None
 
     async def async_start_new_kernel_client(self):  # type: ignore[no-untyped-def]
         kc = await super().async_start_new_kernel_client()  # type: ignore[misc]
+        rearm_after_send(kc.shell_channel)
         slice_waits(kc.shell_channel)
         slice_waits(kc.iopub_channel)
         return kc
@@ -73,13 +125,4 @@ class NoLostWakeups:
 
 
 class HeadlessClient(NoLostWakeups, NotebookClient):
-    """nbclient for headless runs (tests, the website build, the GPU check).
-
-    Sliced waits (above), and no emulation of widget Output areas: nbclient's emulation can
-    stall a widget cell until the timeout (jupyter/nbclient#312). Widget cells still run;
-    what they display lands in the cell's outputs.
-    """
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.comm_open_handlers = {}
+    """nbclient for headless runs: the test runner, the website build, the GPU check."""
