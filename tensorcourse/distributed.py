@@ -394,6 +394,56 @@ def _worker(rank: int, workdir: str) -> None:
 
 # ---- the parent side --------------------------------------------------------------------------
 
+def _checked_job(caller: str, kind: type, scenarios: Sequence[Any], world_size: int,
+                 timeout_s: float, *, min_world: int, why: str = "") -> list[Any]:
+    """The arguments of :func:`run_ddp` / :func:`run_hangs`, refused with a clear error
+    before any process starts; the scenarios as a list."""
+    scenarios = list(scenarios)
+    if not scenarios:
+        raise ValueError(f"{caller} needs at least one {kind.__name__}")
+    for sc in scenarios:
+        if not isinstance(sc, kind):
+            raise TypeError(f"{caller} takes {kind.__name__} objects, got {type(sc).__name__}")
+        sc.validate()
+    names = [sc.name for sc in scenarios]
+    if len(set(names)) != len(names):
+        raise ValueError(f"scenario names must be unique, got {names}")
+    if not isinstance(world_size, int) or world_size < min_world:
+        raise ValueError(f"world_size must be an int >= {min_world}{why}, got {world_size!r}")
+    if not timeout_s > 0:
+        raise ValueError(f"timeout_s must be positive, got {timeout_s!r}")
+    if not is_available():
+        raise RuntimeError("this torch build has no torch.distributed/gloo support; "
+                           "install a standard torch wheel from pytorch.org")
+    return scenarios
+
+
+def _child_env() -> dict[str, str]:
+    """This environment, with this package importable in the children (a notebook's
+    working directory is not the repository)."""
+    package_root = str(Path(__file__).resolve().parent.parent)
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(x for x in (package_root, env.get("PYTHONPATH")) if x)
+    return env
+
+
+def _start_ranks(entry: str, job: dict[str, Any], folder: Path,
+                 procs: list[subprocess.Popen], env: dict[str, str]) -> None:
+    """Write ``job`` for the workers and start one process per rank running ``entry``.
+
+    Appends to ``procs`` as it goes, so the caller's ``finally`` stops the ones that
+    started even when a later one fails to."""
+    with open(folder / "job.pkl", "wb") as fh:
+        pickle.dump(job, fh)
+    for r in range(job["world_size"]):
+        with open(folder / f"rank{r}.log", "wb") as log:
+            procs.append(subprocess.Popen(
+                [sys.executable, "-c",
+                 f"from tensorcourse.distributed import {entry}; {entry}({r}, {str(folder)!r})"],
+                stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                env=env, cwd=folder))
+
+
 def run_ddp(scenarios: Sequence[Scenario], *, world_size: int = 2,
             timeout_s: float = 60.0) -> dict[str, tuple[RankReport, ...]]:
     """Run ``scenarios`` in ``world_size`` fresh processes; return ``{name: reports by rank}``.
@@ -405,44 +455,17 @@ def run_ddp(scenarios: Sequence[Scenario], *, world_size: int = 2,
     scenario (such as DDP's unused-parameter error) are not raised: they are reported in
     :attr:`RankReport.error`, and the next scenario still runs.
     """
-    scenarios = list(scenarios)
-    if not scenarios:
-        raise ValueError("run_ddp needs at least one Scenario")
-    for sc in scenarios:
-        if not isinstance(sc, Scenario):
-            raise TypeError(f"run_ddp takes Scenario objects, got {type(sc).__name__}")
-        sc.validate()
+    scenarios = _checked_job("run_ddp", Scenario, scenarios, world_size, timeout_s, min_world=1)
     names = [sc.name for sc in scenarios]
-    if len(set(names)) != len(names):
-        raise ValueError(f"scenario names must be unique, got {names}")
-    if not isinstance(world_size, int) or world_size < 1:
-        raise ValueError(f"world_size must be an int >= 1, got {world_size!r}")
-    if not timeout_s > 0:
-        raise ValueError(f"timeout_s must be positive, got {timeout_s!r}")
-    if not is_available():
-        raise RuntimeError("this torch build has no torch.distributed/gloo support; "
-                           "install a standard torch wheel from pytorch.org")
-
     deadline = time.monotonic() + timeout_s
-    package_root = str(Path(__file__).resolve().parent.parent)
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(x for x in (package_root, env.get("PYTHONPATH")) if x)
     with tempfile.TemporaryDirectory(prefix="tc-ddp-") as workdir:
         folder = Path(workdir)
         job = {"world_size": world_size, "port": free_port(), "timeout_s": timeout_s,
                "scenarios": scenarios}
-        with open(folder / "job.pkl", "wb") as fh:
-            pickle.dump(job, fh)
         procs: list[subprocess.Popen] = []
         finished = False
         try:
-            for r in range(world_size):
-                with open(folder / f"rank{r}.log", "wb") as log:
-                    procs.append(subprocess.Popen(
-                        [sys.executable, "-c",
-                         f"from tensorcourse.distributed import _worker; _worker({r}, {workdir!r})"],
-                        stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                        env=env, cwd=workdir))
+            _start_ranks("_worker", job, folder, procs, _child_env())
             results = _collect(procs, folder, world_size, deadline, timeout_s)
             finished = True
         finally:
@@ -691,46 +714,19 @@ def run_hangs(scenarios: Sequence[HangScenario], *, world_size: int = 2,
     processes, which import torch, is part of it); past that every child is terminated
     and :class:`DistributedRunError` is raised with their logs. No child outlives the call.
     """
-    scenarios = list(scenarios)
-    if not scenarios:
-        raise ValueError("run_hangs needs at least one HangScenario")
-    for sc in scenarios:
-        if not isinstance(sc, HangScenario):
-            raise TypeError(f"run_hangs takes HangScenario objects, got {type(sc).__name__}")
-        sc.validate()
-    names = [sc.name for sc in scenarios]
-    if len(set(names)) != len(names):
-        raise ValueError(f"scenario names must be unique, got {names}")
-    if not isinstance(world_size, int) or world_size < 2:
-        raise ValueError(f"world_size must be an int >= 2 (a hang needs two ranks), got {world_size!r}")
-    if not timeout_s > 0:
-        raise ValueError(f"timeout_s must be positive, got {timeout_s!r}")
-    if not is_available():
-        raise RuntimeError("this torch build has no torch.distributed/gloo support; "
-                           "install a standard torch wheel from pytorch.org")
-
+    scenarios = _checked_job("run_hangs", HangScenario, scenarios, world_size, timeout_s,
+                             min_world=2, why=" (a hang needs two ranks)")
     deadline = time.monotonic() + timeout_s
-    package_root = str(Path(__file__).resolve().parent.parent)
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(x for x in (package_root, env.get("PYTHONPATH")) if x)
-    env.pop("TORCH_DISTRIBUTED_DEBUG", None)
+    env = _child_env()
+    env.pop("TORCH_DISTRIBUTED_DEBUG", None)  # each scenario sets its own debug level
     sync_timeout_s = max(10.0, 2 * max(sc.timeout_s + sc.rank0_delay_s for sc in scenarios) + 5)
     with tempfile.TemporaryDirectory(prefix="tc-hang-") as workdir:
         folder = Path(workdir)
         job = {"world_size": world_size, "port": free_port(), "sync_timeout_s": sync_timeout_s,
                "scenarios": scenarios}
-        with open(folder / "job.pkl", "wb") as fh:
-            pickle.dump(job, fh)
         procs: list[subprocess.Popen] = []
         try:
-            for r in range(world_size):
-                with open(folder / f"rank{r}.log", "wb") as log:
-                    procs.append(subprocess.Popen(
-                        [sys.executable, "-c",
-                         f"from tensorcourse.distributed import _hang_worker; "
-                         f"_hang_worker({r}, {workdir!r})"],
-                        stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                        env=env, cwd=workdir))
+            _start_ranks("_hang_worker", job, folder, procs, env)
             while any(p.poll() is None for p in procs):
                 if time.monotonic() > deadline:
                     _stop(procs, grace_s=0.0)

@@ -20,8 +20,8 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from attacks import ATTACKS
 
+from attacks import ATTACKS
 from autograder.grading import cell_scores
 from autograder.sandbox import unavailable
 from coursefiles import REPO, exercises, nbgrader_meta, read, release_path, solution_path, with_replacements
