@@ -2,8 +2,8 @@
 
 The stall (issue #14): now and then a headless run of notebook 04 sat idle for exactly the
 cell timeout in its broadcast-explorer cell, then went on as if nothing had happened (one
-run in five in the report; 3 of 57 runs of stock nbclient on a quiet 2-core machine, more
-under load).
+run in five in the report; with stock nbclient on a 2-core machine, 3 runs in 58, two of
+them while another run shared the machine).
 The cause, reproduced deterministically by ``tests/test_headless.py``:
 
 1. nbclient waits for a cell's ``execute_reply`` by polling the shell socket (a
