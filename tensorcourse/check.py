@@ -167,14 +167,26 @@ def _is_right(yours: Any, truth: Any) -> bool:
         return False
 
 
+def _unanswered(mine: Any, real: Any) -> bool:
+    """Whether ``mine`` still holds a template placeholder: ``None`` where the truth is not
+    ``None``, also inside a tuple or list shaped like the truth (``(None, None)`` templates)."""
+    if mine is None:
+        return real is not None
+    if (isinstance(mine, (tuple, list)) and isinstance(real, (tuple, list))
+            and len(mine) == len(real)):
+        return any(_unanswered(m, r) for m, r in zip(mine, real))
+    return False
+
+
 def reveal(yours: Any, truth: Mapping[Any, Any], *, name: str = "prediction") -> int:
     """Show a self-learner their prediction next to what torch really does.
 
     For the ungraded "Check yourself" cell after a predict exercise: ``truth`` is
     computed by torch in that cell, with the same keys as ``yours``. Prints one row
     per key (yours, truth, right or wrong) and returns how many are right. It reveals
-    nothing while any answer is still ``None`` (the template), so a learner commits
-    to every answer first; then it returns 0. Graded tests are unaffected: they
+    nothing while any answer still holds the template's ``None`` (also inside a tuple
+    such as ``(None, None)``), so a learner commits to every answer first; then it
+    returns 0. Graded tests are unaffected: they
     compare with torch themselves.
     """
     if not isinstance(truth, Mapping):
@@ -183,8 +195,7 @@ def reveal(yours: Any, truth: Mapping[Any, Any], *, name: str = "prediction") ->
         print(f"{name} should be a dict like the template in the exercise, got "
               f"{type(yours).__name__}. Restore the template, fill it in, and run this cell again.")
         return 0
-    # None is the template's placeholder; it is an answer only where the truth is None too.
-    missing = [k for k in truth if k not in yours or (yours[k] is None and truth[k] is not None)]
+    missing = [k for k in truth if k not in yours or _unanswered(yours[k], truth[k])]
     if missing:
         print(f"Commit to every answer first: {len(missing)} of {len(truth)} entries of {name} "
               f"are still missing or None ({', '.join(map(repr, missing[:4]))}"

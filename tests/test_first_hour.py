@@ -287,16 +287,20 @@ def test_every_predict_exercise_is_followed_by_an_ungraded_check_yourself(folder
 
 
 def test_the_check_reveals_nothing_before_the_learner_commits(capsys):
-    """The released template (None answers, or (None, None) pairs as in notebook 02, which the
-    check cell maps to None) prints a request to commit first, not the truth."""
+    """The released template (None answers, or (None, None) pairs as in notebooks 02 and 06,
+    even half filled in) prints a request to commit first, not the truth."""
+    import torch
+
     import tensorcourse as tc
 
     truth = {"a": 1, "b": 2}
     assert tc.check.reveal({"a": None, "b": None}, truth, name="p") == 0
     out = capsys.readouterr().out
     assert "Commit to every answer first" in out and "truth" not in out
-    template = {"a": (None, None), "b": (None, None)}
-    mapped = {k: None if v == (None, None) else v for k, v in template.items()}
-    assert tc.check.reveal(mapped, truth, name="p") == 0
-    assert "Commit to every answer first" in capsys.readouterr().out
+    pairs = {"a": ((3,), torch.float32), "b": ((2, 2), torch.int64)}
+    for template in ({"a": (None, None), "b": (None, None)},
+                     {"a": ((3,), None), "b": ((2, 2), torch.int64)}):
+        assert tc.check.reveal(template, pairs, name="p") == 0
+        out = capsys.readouterr().out
+        assert "Commit to every answer first" in out and "float32" not in out
     assert tc.check.reveal({"a": 1, "b": 3}, truth, name="p") == 1
