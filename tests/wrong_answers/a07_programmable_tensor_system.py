@@ -143,6 +143,13 @@ WRONG = {
         ("lets the course's graph explorer do the walk",
          "from collections import Counter\n\n\n" + _COUNTS_HEAD +
          "    return dict(Counter(tc.viz.describe_graph(t).ops()))\n"),
+        ("lets the course's helper do the walk, imported under another name",
+         "from collections import Counter\n\n"
+         "from tensorcourse.viz import describe_graph as _dg\n\n\n" + _COUNTS_HEAD +
+         "    return dict(Counter(_dg(t).ops()))\n"),
+        ("reads the counts off the graph explorer widget's report",
+         "from collections import Counter\n\n\n" + _COUNTS_HEAD +
+         "    return dict(Counter(tc.viz.graph_explorer(t).report.ops()))\n"),
     ],
     "ex4-graph-ops-answer": [
         ("counts every node, placeholders and output included",
