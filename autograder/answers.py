@@ -66,7 +66,22 @@ def parse(data: bytes) -> dict:
         raise NotANotebook("no list of cells (not nbformat 4)")
     if nb.get("nbformat") != 4:
         raise NotANotebook(f"nbformat {nb.get('nbformat')!r}, expected 4")
+    for i, cell in enumerate(nb["cells"]):
+        if not _well_formed(cell):
+            raise NotANotebook(f"cell {i} is malformed (a cell is an object with a metadata "
+                               "object and a text source)")
     return nb
+
+
+def _well_formed(cell: object) -> bool:
+    """Shaped as the rest of this module reads it (anything else is not a notebook)."""
+    if not isinstance(cell, dict) or not isinstance(cell.get("metadata") or {}, dict):
+        return False
+    nbmeta = (cell.get("metadata") or {}).get("nbgrader") or {}
+    source = cell.get("source", "")
+    return (isinstance(nbmeta, dict) and isinstance(nbmeta.get("grade_id") or "", str)
+            and (isinstance(source, str)
+                 or isinstance(source, list) and all(isinstance(x, str) for x in source)))
 
 
 def read_answers(data: bytes, release: NotebookNode) -> Answers:
@@ -79,12 +94,8 @@ def read_answers(data: bytes, release: NotebookNode) -> Answers:
     found = Answers()
     extra = 0
     edited: list[str] = []
-    for cell in student["cells"]:
-        if not isinstance(cell, dict):
-            extra += 1
-            continue
-        nbmeta = (cell.get("metadata") or {}).get("nbgrader") or {}
-        gid = nbmeta.get("grade_id") if isinstance(nbmeta, dict) else None
+    for cell in student["cells"]:  # each well formed (parse)
+        gid = ((cell.get("metadata") or {}).get("nbgrader") or {}).get("grade_id")
         if isinstance(gid, str) and gid in wanted:
             if cell.get("cell_type") != wanted[gid].cell_type:
                 found.notes.append(f"answer {gid} is a {cell.get('cell_type')} cell, expected "

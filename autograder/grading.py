@@ -111,11 +111,21 @@ def _die_with_parent() -> None:
             pass
 
 
+def _grader_failed(job: Job, err: Exception) -> Outcome:
+    """The outcome of a job the grader itself failed on: no tests, a problem that says so."""
+    return Outcome(job.student, job.assignment, job.notebook,
+                   problems=[f"{job.student}/{job.assignment}: the grader failed "
+                             f"({type(err).__name__}: {err})"])
+
+
 def _run_all(jobs: list[Job], workers: int, progress: Progress) -> list[Outcome]:
     outcomes: dict[int, Outcome] = {}
     if workers <= 1 or len(jobs) <= 1:
         for i, job in enumerate(jobs):
-            outcomes[i] = grade_notebook(job)
+            try:
+                outcomes[i] = grade_notebook(job)
+            except Exception as err:  # noqa: BLE001 - one submission must not stop the class
+                outcomes[i] = _grader_failed(job, err)
             progress.step(f"{job.student}/{job.assignment}")
     else:
         import multiprocessing
@@ -129,10 +139,7 @@ def _run_all(jobs: list[Job], workers: int, progress: Progress) -> list[Outcome]
                 try:
                     outcomes[i] = future.result()
                 except Exception as err:  # noqa: BLE001 - a crashed worker must not stop the class
-                    job = jobs[i]
-                    outcomes[i] = Outcome(job.student, job.assignment, job.notebook,
-                                          problems=[f"{job.student}/{job.assignment}: the "
-                                                    f"grader failed ({type(err).__name__}: {err})"])
+                    outcomes[i] = _grader_failed(jobs[i], err)
                 progress.step(f"{jobs[i].student}/{jobs[i].assignment}")
     return [outcomes[i] for i in range(len(jobs))]
 

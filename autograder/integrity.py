@@ -66,6 +66,11 @@ def _tio_make_guard():
                 if not k.startswith("_") or k.startswith("__") and k.endswith("__")
                 if callable(v) and not (space is builtins and (k.startswith("_") or k in swapped))}
     baseline = {label: callables(space) for label, space in spaces.items()}
+    # A class also changes by *gaining* a name: Tensor.cpu lives on a base class, so a new
+    # torch.Tensor.cpu would shadow it unseen by the baseline above. (Pickling a tensor adds
+    # __slotnames__, a cache.)
+    classes = {label: set(vars(space)) for label, space in spaces.items()
+               if isinstance(space, type) and not label.startswith("shell ")}
     modules = {name: sys.modules.get(name) for name in ("builtins", "torch", "numpy", "math",
                "tensorcourse", "tensorcourse.check", "torch.nn.functional")}
     shell_methods = {k for label in spaces if label.startswith("shell ") for k in baseline[label]}
@@ -111,6 +116,8 @@ def _tio_make_guard():
             now = vars(space)
             changed += [f"{label}.{k}" for k, v in baseline[label].items()
                         if not unchanged(v, now.get(k, None))]
+        changed += [f"{label}.{k} (added)" for label, names in classes.items()
+                    for k in vars(spaces[label]) if k not in names and k != "__slotnames__"]
         changed += [f"sys.modules[{n!r}]" for n, m in modules.items() if sys.modules.get(n) is not m]
         changed += [f"shell.{k}" for k in vars(shell) if k in shell_methods]
         now_hooks = hooks()

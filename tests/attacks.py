@@ -1,9 +1,11 @@
 """A corpus of submissions that try to cheat the grader or harm others, for notebook 01.
 
 Every attack starts from the untouched release (no exercise solved), so any point it earns
-is a forgery. Each entry: student id -> (what it tries, a function building the notebook
-from the release and the folder paths the attack aims at). ``tests/test_grading_attacks.py``
-grades them all in one run next to honest controls.
+is a forgery; an attack that patches what tests rely on also answers exercise 3 wrongly
+(``WRONG``), so it scores 0 only if the patch is defeated. Each entry: student id -> (what
+it tries, a function building the notebook from the release and the folder paths the
+attack aims at). ``tests/test_grading_attacks.py`` grades them all in one run next to
+honest controls.
 """
 
 from __future__ import annotations
@@ -56,6 +58,15 @@ def _kernelspec(nb, _paths):
     return out
 
 
+# A wrong answer to exercise 3 that a working cheat would make pass: a patch that scores 0
+# only because its wrong answer still fails proves nothing, so patches come with this.
+WRONG = "def center_rows(x):\n    return torch.zeros_like(x)\n\n"
+
+
+def _cheat(nb, patch: str) -> nbformat.NotebookNode:
+    return _answer(nb, WRONG + patch, 2)
+
+
 LIAR = '''
 class Liar(torch.nn.Parameter):
     """Claims to equal anything: a Parameter subclass answering comparisons itself."""
@@ -76,29 +87,32 @@ ATTACKS: dict[str, tuple[str, Build]] = {
                     lambda nb, p: _every_test(nb, _skip_tags)),
     "a-ungraded": ("test cells re-labelled as answer cells", lambda nb, p: _every_test(nb, _ungraded)),
     "a-kernelspec": ("a kernelspec that runs a shell command", _kernelspec),
-    "a-custom-exc": ("silence every error through IPython", lambda nb, p: _answer(
+    "a-custom-exc": ("silence every error through IPython", lambda nb, p: _cheat(
         nb, "get_ipython().set_custom_exc((BaseException,), lambda *a, **k: None)")),
-    "a-transformer": ("an input transformer that empties test cells", lambda nb, p: _answer(
+    "a-transformer": ("an input transformer that empties test cells", lambda nb, p: _cheat(
         nb, "get_ipython().input_transformers_cleanup.append(\n"
             "    lambda lines: ['pass\\n'] if any('assert' in l for l in lines) else lines)")),
     "a-magic": ("a cell magic that rewrites what runs", lambda nb, p: _answer(
         nb, "%config InteractiveShell.ast_node_interactivity='none'")),
-    "a-patch-equal": ("monkeypatch torch's comparisons", lambda nb, p: _answer(
+    "a-patch-equal": ("monkeypatch torch's comparisons", lambda nb, p: _cheat(
         nb, "torch.equal = lambda *a, **k: True\ntorch.allclose = lambda *a, **k: True")),
     "a-patch-check": ("monkeypatch tensorcourse.check through a function the screen cannot "
-                      "follow (caught in the kernel)", lambda nb, p: _answer(
+                      "follow (caught in the kernel)", lambda nb, p: _cheat(
         nb, "def patch(module):\n    module.same_value = lambda *a, **k: True\n"
             "    module.same_tensor = lambda *a, **k: True\n    module.raises = lambda *a, **k: True\n"
             "\npatch(tc.check)")),
-    "a-patch-alias": ("monkeypatch tensorcourse.check through an alias", lambda nb, p: _answer(
+    "a-patch-alias": ("monkeypatch tensorcourse.check through an alias", lambda nb, p: _cheat(
         nb, "checks = tc.check\nchecks.same_value = lambda *a, **k: True")),
-    "a-wrapped": ("a fake torch.equal wrapping the real one (functools.wraps)", lambda nb, p: _answer(
+    "a-wrapped": ("a fake torch.equal wrapping the real one (functools.wraps)", lambda nb, p: _cheat(
         nb, "import functools\n\ndef patch(module):\n"
             "    module.equal = functools.wraps(module.equal)(lambda *a, **k: True)\n"
             "    module.allclose = functools.wraps(module.allclose)(lambda *a, **k: True)\n"
             "\npatch(torch)")),
-    "a-settrace": ("a trace function that skips assertions", lambda nb, p: _answer(
+    "a-settrace": ("a trace function that skips assertions", lambda nb, p: _cheat(
         nb, "import sys\nsys.settrace(lambda *a: None)")),
+    "a-shadow-method": ("a new Tensor.cpu shadowing the inherited one, through an alias the "
+                        "screen cannot follow (caught in the kernel)", lambda nb, p: _cheat(
+        nb, "T = [torch.Tensor][0]\nT.cpu = lambda self, *a, **k: torch.zeros(1)")),
     "a-dunder-escape": ("reach os through object's subclasses", lambda nb, p: _answer(
         nb, "os_ = [c for c in ().__class__.__base__.__subclasses__() "
             "if c.__name__ == '_wrap_close'][0].__init__.__globals__\n")),

@@ -124,7 +124,8 @@ def test_controls_score_exactly(attacked):
 def test_attacks_are_reported(attacked):
     out = attacked["run"].stdout
     for student in ("a-custom-exc", "a-transformer", "a-magic", "a-patch-equal", "a-settrace",
-                    "a-dunder-escape", "a-patch-check", "a-patch-alias", "a-wrapped"):
+                    "a-dunder-escape", "a-patch-check", "a-patch-alias", "a-wrapped",
+                    "a-shadow-method"):
         assert f"{student}/{A}" in out.split("Tampering")[-1], (student, out)
     for student, words in (("a-symlink", "symlink"), ("a-huge", "limit"), ("a-zipbomb", "limit"),
                            ("a-locked-edit", "locked cell"), ("a-skip-tags", "locked cell")):

@@ -117,7 +117,12 @@ def test_only_answer_sources_are_taken_and_the_rest_reported():
 
 
 @pytest.mark.parametrize("data", [b"{ not json", b"[]", b'{"cells": 3}', b"\xff\xfe",
-                                  b'{"nbformat": 3, "cells": []}'])
+                                  b'{"nbformat": 3, "cells": []}',
+                                  b'{"nbformat": 4, "cells": [1]}',
+                                  b'{"nbformat": 4, "cells": [{"metadata": [1], "source": ""}]}',
+                                  b'{"nbformat": 4, "cells": [{"metadata": {}, "source": [1]}]}',
+                                  b'{"nbformat": 4, "cells": [{"metadata": {"nbgrader": '
+                                  b'{"grade_id": 3}}, "source": ""}]}'])
 def test_unreadable_notebooks_raise_a_clear_error(data):
     with pytest.raises(NotANotebook):
         read_answers(data, _release())
@@ -221,6 +226,16 @@ def test_learner_message_never_quotes_the_learners_own_exceptions():
     cell.outputs[0].evalue = "secret input was [1, 2, 3]"
     assert learner_message(cell, "failed", "") == "your code raised AssertionError"
     assert "not run" in learner_message(cell, "failed", "uses `sys`")
+    # A library's error whose text the learner chose, raised from their function: not shown.
+    cell.outputs[0].traceback = ["Cell In[7], line 1", "Cell In[3], line 2, in center_rows",
+                                 "File /env/site-packages/torch/testing/_comparison.py:1530, in assert_close"]
+    cell.outputs[0].evalue = "leak [6.307]"
+    assert learner_message(cell, "failed", "") == "your code raised AssertionError"
+    # The same library called by the test cell itself: shown.
+    cell.outputs[0].traceback = ["Cell In[7], line 1",
+                                 "File /env/site-packages/torch/testing/_comparison.py:1530, in assert_close"]
+    cell.outputs[0].evalue = "Tensor-likes are not close!"
+    assert learner_message(cell, "failed", "") == "AssertionError: Tensor-likes are not close!"
 
 
 def test_feedback_shows_results_only():
