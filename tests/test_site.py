@@ -85,7 +85,11 @@ def test_each_page_has_launch_buttons_download_and_figures(site, name):
     assert f'href="{html.escape(binder_url(pub, path))}"' in page, "Binder button"
     assert f'href="../../downloads/{name}.ipynb"' in page and (site / "downloads" / f"{name}.ipynb").exists()
     built = _built(name)
-    assert page.count("<img") >= _figures_in(name)
+    # The site's own images (the badges are external <img>s and do not count).
+    assert len(re.findall(r'<img[^>]*src="(?!https?:)', page)) >= _figures_in(name)
+    # No result computed by a solution: no "Check yourself" table, no output of a cell that
+    # uses what an answer cell defines.
+    assert not re.search(r"\byours\s+truth\b", _text(page)), "a reveal table with the solution's answers"
     executed_demos = sum(bool(c.outputs) for c in built.cells if c.cell_type == "code")
     assert executed_demos > 0, "the demos were executed: their outputs are on the page"
     if "_explorer(" in "".join(c.source for c in built.cells if c.cell_type == "code"):

@@ -13,7 +13,9 @@ What a page is. The student notebook (``notebooks/``), never the solution: exerc
 appear as tasks with their hints and the ``# YOUR CODE HERE`` stub. Its demo cells
 get their outputs from the *solution* notebook executed on the CPU (so figures,
 printed tables and drawings appear), copied only to cells whose source is the same
-in both versions; answer and test cells stay without output. The Colab setup cell is
+in both versions and that read nothing an answer cell defines (a demo or "Check
+yourself" cell calling the solution would publish its results); answer and test cells
+stay without output. The Colab setup cell is
 dropped (it does nothing outside Colab); the launch badges cell stays and gains a
 download link, all from ``[tool.tensorcourse]`` like the notebooks' own badges.
 Widgets cannot run on a static page: an explorer's output is its first figure plus
@@ -27,6 +29,7 @@ notebook executes only that one.
 from __future__ import annotations
 
 import argparse
+import ast
 import concurrent.futures
 import copy
 import hashlib
@@ -117,6 +120,26 @@ def _is_graded(cell: nbformat.NotebookNode) -> bool:
     return bool(meta.get("solution") or meta.get("grade") or meta.get("task"))
 
 
+def _answer_names(nb: nbformat.NotebookNode) -> set[str]:
+    """Names the answer cells define at top level (functions, classes, assigned names)."""
+    names: set[str] = set()
+    for cell in nb.cells:
+        if cell.cell_type != "code" or not cell.get("metadata", {}).get("nbgrader", {}).get("solution"):
+            continue
+        for node in ast.parse(cell.source).body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                names.add(node.name)
+            elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                names |= {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+    return names
+
+
+def _reads_any(source: str, names: set[str]) -> bool:
+    """Whether the cell's code mentions one of ``names`` (as a whole word: magics and all)."""
+    return any(re.search(rf"\b{re.escape(name)}\b", source) for name in names)
+
+
 def _launch_note(kind: str) -> nbformat.NotebookNode:
     text = (f'<p class="tio-launch-note"><b>Interactive {kind}.</b> A static page cannot run '
             "Python, so the figure above is its first state. "
@@ -146,6 +169,7 @@ def page_notebook(assignment: str, executed: nbformat.NotebookNode) -> nbformat.
     """The student notebook with the executed demo outputs copied in (see the module doc)."""
     student = nbformat.read(REPO / "notebooks" / assignment / f"{assignment}.ipynb", as_version=4)
     by_id = {c.get("id"): c for c in executed.cells}
+    answers = _answer_names(executed)
     page = copy.deepcopy(student)
     cells = []
     for cell in page.cells:
@@ -162,7 +186,7 @@ def page_notebook(assignment: str, executed: nbformat.NotebookNode) -> nbformat.
             cell.execution_count = None
             twin = by_id.get(cell.get("id"))
             if (not _is_graded(cell) and twin is not None and not _is_graded(twin)
-                    and twin.source == cell.source):
+                    and twin.source == cell.source and not _reads_any(cell.source, answers)):
                 for out in twin.get("outputs", []):
                     if WIDGET_MIME in out.get("data", {}):
                         kind = "explorer"
