@@ -73,8 +73,10 @@ def ensure_environment(env: Path = VENV, requirements: str | None = None) -> Non
 
     Skipped when the same requirements were installed there before (a stamp file).
     """
-    if sys.version_info < (3, 9):  # noqa: UP036 - tell users of an old python3 clearly
-        sys.exit(f"Python 3.9 or newer is needed; this is {sys.version.split()[0]}.")
+    if sys.version_info < (3, 11):  # the pins (numpy, matplotlib, nbgrader...) need 3.11
+        sys.exit(f"Python 3.11 or newer is needed; this is {sys.version.split()[0]}. Install a "
+                 "newer python3 (python.org, your package manager, pyenv or uv) and run "
+                 "this command with it.")
     if requirements is None:
         requirements = (ROOT / "requirements.txt").read_text()
     stamp = env / ".tio-installed"
