@@ -69,6 +69,24 @@ def train_epoch(model, opt, batches):
     return total / len(batches), means
 '''
 
+_TRAIN_CLEARS_ALL_HOOKS = '''\
+def train_epoch(model, opt, batches):
+    means = []
+    model[0].register_forward_hook(
+        lambda module, inputs, output: means.append(output.detach().abs().mean().item()))
+    total = 0.0
+    try:
+        for x, y in batches:
+            loss = F.mse_loss(model(x), y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            total += loss.item()
+    finally:
+        model[0]._forward_hooks.clear()
+    return total / len(batches), means
+'''
+
 _TRAIN_NO_FINALLY = '''\
 def train_epoch(model, opt, batches):
     means = []
@@ -423,6 +441,7 @@ WRONG = {
     "ex2-train-epoch-answer": [
         ("never removes the hook", _TRAIN_HOOK_STAYS),
         ("removes the hook, but not in finally: an error leaves it behind", _TRAIN_NO_FINALLY),
+        ("clears every forward hook of model[0] in finally, the caller's too", _TRAIN_CLEARS_ALL_HOOKS),
         ("accumulates loss.detach(): returns a tensor, not a float", _TRAIN_DETACH_TOTAL),
         ("keeps the detached activations in a global log", _TRAIN_KEEPS_ACTIVATIONS),
         ("zero_grad() after backward(): the step uses no gradient", _TRAIN_ZERO_GRAD_LATE),
