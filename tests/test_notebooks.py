@@ -36,5 +36,13 @@ def test_solution_notebook_runs_clean_on_cpu(assignment, tmp_path):
         "\n".join(ran.stderr)
     budget = BUDGET.get(assignment[:2], DEFAULT_BUDGET)
     assert elapsed < budget, f"{assignment} took {elapsed:.1f} s (budget {budget} s)"
-    # The website shows these outputs: keep them so `tio.py site` need not run it again.
-    store_executed(assignment, ran.nb)
+    # The website shows these outputs: keep them so `tio.py site` need not run it again; not
+    # from the ipywidgets 7.7 stage, since the site is built with the pinned ipywidgets.
+    if _ipywidgets_major() >= 8:
+        store_executed(assignment, ran.nb)
+
+
+def _ipywidgets_major() -> int:
+    import ipywidgets
+
+    return int(ipywidgets.__version__.split(".")[0])
