@@ -17,8 +17,6 @@ from pathlib import Path
 
 from traitlets.config import Config
 
-from .execute import SurvivingExecute
-
 REPO = Path(__file__).resolve().parent.parent
 SOLUTIONS = REPO / "solutions"
 NOTEBOOKS = REPO / "notebooks"
@@ -34,12 +32,6 @@ ASSIGNMENT_NAME = re.compile(r"^\d\d-[a-z0-9]+(?:-[a-z0-9]+)*$")
 # on a 2-core CPU; 60 s leaves room for slow machines without letting an infinite
 # loop hold the whole class's grading for long.
 DEFAULT_CELL_TIMEOUT = 60
-
-# stderr output in a test cell makes nbgrader score it 0. Warnings (deprecations in
-# torch or matplotlib, a learner touching `.grad` of a non-leaf) are not failures:
-# strip stderr blocks that are warnings. Real failures are exceptions, which nbgrader
-# records as error outputs, not stderr, so they still score 0.
-WARNING_PATTERN = r"(Warning|warnings\.warn)"
 
 # The stub learners see in place of a solution. Kept close to nbgrader's default so
 # nbgrader's own tooling recognises it, with a hint of what to do.
@@ -139,9 +131,10 @@ def notebook_names(assignment: str) -> list[str]:
     return sorted(p.stem for p in (SOLUTIONS / assignment).glob("*.ipynb"))
 
 
-def base_config(root: Path, *, release: Path, db: Path | None,
-                cell_timeout: int = DEFAULT_CELL_TIMEOUT) -> Config:
-    """nbgrader configuration for a course rooted at ``root`` with sources in ``solutions/``."""
+def base_config(root: Path, *, release: Path, db: Path | None) -> Config:
+    """nbgrader configuration for a course rooted at ``root`` with sources in ``solutions/``:
+    what ``generate`` (release versions) and the gradebook need. Grading does not run
+    nbgrader's autograde: ``autograder.unit`` executes and scores each notebook itself."""
     c = Config()
     c.CourseDirectory.root = str(root)
     c.CourseDirectory.source_directory = str(SOLUTIONS)
@@ -149,25 +142,4 @@ def base_config(root: Path, *, release: Path, db: Path | None,
     if db is not None:
         c.CourseDirectory.db_url = f"sqlite:///{db}"
     c.ClearSolutions.code_stub = {"python": CODE_STUB}
-    # Execution during autograding: deliberate per-cell timeout, interrupt (not kill)
-    # on timeout so the rest of the notebook still runs, and survive a dying kernel.
-    c.Execute.timeout = cell_timeout
-    c.Execute.interrupt_on_timeout = True
-    c.IgnorePattern.enabled = True
-    c.IgnorePattern.pattern = WARNING_PATTERN
-    # A learner who deletes a test cell still gets it run (and scored) from the gradebook.
-    c.OverwriteCells.add_missing_cells = True
-    from nbconvert.preprocessors import ClearMetadataPreprocessor
-    from nbgrader.preprocessors import (
-        AssignLatePenalties,
-        CheckCellMetadata,
-        IgnorePattern,
-        LimitOutput,
-        SaveAutoGrades,
-    )
-
-    c.Autograde.autograde_preprocessors = [
-        SurvivingExecute, IgnorePattern, ClearMetadataPreprocessor, LimitOutput,
-        SaveAutoGrades, AssignLatePenalties, CheckCellMetadata,
-    ]
     return c

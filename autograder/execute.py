@@ -6,10 +6,11 @@ nbgrader deletes the autograded copy and records no grades, so the student shows
 up as "needs manual grading" and the export has a hole.
 
 Here the cells that ran keep their outputs, and every code cell that did not
-finish gets an error output saying the kernel died. nbgrader then scores test
-cells that never ran as 0 (an error output is a failure), which is the honest
-grade for code that did not run, and the student's notebook is recorded like any
-other. The run goes on with the next student.
+finish gets an error output saying the kernel died. Scoring
+(``autograder.integrity.verdicts``) then gives test cells that never ran 0 (an
+error output is a failure), which is the honest grade for code that did not run,
+and the student's notebook is recorded like any other. The run goes on with the
+next student.
 """
 
 from __future__ import annotations

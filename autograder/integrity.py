@@ -40,6 +40,7 @@ import nbformat
 from nbformat.notebooknode import NotebookNode
 
 from .answers import is_test, meta
+from .execute import KERNEL_DIED
 
 ROLE = "tio_role"  # cell metadata key for the cells the grader adds
 
@@ -215,7 +216,7 @@ def verdicts(executed: NotebookNode, plan: Plan) -> dict[str, Verdict]:
             result[gid] = Verdict(False, "not run")
             continue
         errs = errors(test) + errors(check)
-        died = any(e.get("ename") == "KernelDied" for e in errs)
+        died = any(e.get("ename") == KERNEL_DIED for e in errs)
         if not tamper and not died and (test.get("execution_count") is None
                                         or check.get("execution_count") is None):
             result[gid] = Verdict(False, "not run")  # grading stopped before this cell
