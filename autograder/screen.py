@@ -255,7 +255,9 @@ def screen(source: str) -> list[str]:
         return []
     visitor = _Screen()
     visitor.visit(tree)
+    problems = visitor.problems
     if "get_ipython()" in python and "get_ipython" not in source:
-        visitor.problems.insert(0, "uses an IPython magic or shell escape (% or !): answers are "
-                                   "graded as plain Python")
-    return list(dict.fromkeys(visitor.problems))
+        # The get_ipython() calls are IPython's translation of the magic, not the learner's.
+        problems = ["uses an IPython magic or shell escape (% or !): answers are graded as "
+                    "plain Python"] + [p for p in problems if "`get_ipython`" not in p]
+    return list(dict.fromkeys(problems))

@@ -69,6 +69,14 @@ def test_screen_rejects_escape_hatches(source):
     assert screen(source), source
 
 
+def test_a_magic_is_reported_once_as_a_magic():
+    for source in ("%timeit 1", "x = 1\n!ls"):
+        assert screen(source) == ["uses an IPython magic or shell escape (% or !): answers are "
+                                  "graded as plain Python"], source
+    # get_ipython written by the learner is still reported, next to the magic.
+    assert len(screen("%timeit 1\nget_ipython()")) == 2
+
+
 def test_screen_allows_ordinary_code():
     src = ("import math\nimport torch.nn.functional as F\nfrom collections import Counter\n"
            "class M(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
