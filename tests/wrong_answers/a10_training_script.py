@@ -62,16 +62,17 @@ _CKPT_LOAD_RIGHT = (
 )
 
 
-def _save(*, numpy_as_tensor: bool = True, python: bool = True, generator: bool = True) -> str:
+def _save(*, numpy_as_tensor: bool = True, python: bool = True, generator: bool = True,
+          numpy: bool = True) -> str:
     numpy_rng = ("(kind, torch.from_numpy(keys.copy()), pos, has_gauss, cached)" if numpy_as_tensor
                  else "np.random.get_state()")
     return (
         "def save_checkpoint(path, model, optimizer, scaler, generator, epoch):\n"
-        "    kind, keys, pos, has_gauss, cached = np.random.get_state()\n"
+        + ("    kind, keys, pos, has_gauss, cached = np.random.get_state()\n" if numpy else "") +
         "    torch.save({'epoch': epoch, 'model': model.state_dict(), 'optimizer': optimizer.state_dict(),\n"
         "                'scaler': scaler.state_dict(), 'torch_rng': torch.get_rng_state(),\n"
         f"                'python_rng': {'random.getstate()' if python else 'None'},\n"
-        f"                'numpy_rng': {numpy_rng},\n"
+        f"                'numpy_rng': {numpy_rng if numpy else 'None'},\n"
         f"                'loader_generator': {'generator.get_state()' if generator else 'None'}}},\n"
         "               path)\n\n\n"
     )
@@ -156,6 +157,10 @@ WRONG = {
         ("forgets the DataLoader's generator",
          _save(generator=False) + _load_without("generator.set_state")),
         ("forgets Python's random", _save(python=False) + _load_without("random.setstate")),
+        ("forgets NumPy's RNG state (np.random draws in the dataset differ after resuming)",
+         _save(numpy=False) + _load_without("ckpt['numpy_rng']", "np.random.set_state")),
+        ("does not restore the optimizer (Adam's moments and step count start over)",
+         _save() + _load_without("optimizer.load_state_dict")),
         ("stores NumPy's state as is: weights_only=True refuses the file",
          _save(numpy_as_tensor=False) +
          _CKPT_LOAD_RIGHT.replace("np.random.set_state((kind, keys.numpy(), pos, has_gauss, cached))",
