@@ -1,6 +1,6 @@
 """The course website (`python3 tio.py site`): it builds, and a real browser finds what it promises.
 
-The build itself fails on any Sphinx warning not chosen in ``website.build.ALLOWED_WARNINGS``.
+The build itself fails on any Sphinx warning.
 Then, on the built HTML:
 
 * every notebook has a page, with its figures, Binder and Colab buttons pointing where the
