@@ -32,13 +32,12 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(REPO), str(REPO / "tests")]
 
 from autograder.grading import cell_scores, default_jobs  # noqa: E402
-from coursefiles import exercises, nbgrader_meta, read, release_path, solution_path, with_replacements  # noqa: E402
+from coursefiles import read, release_path, solution_answers, with_replacements  # noqa: E402
 from wrong_answers import wrong_answers  # noqa: E402
 
 
 def build(folder: Path, assignment: str, n: int) -> list[str]:
-    rel, sol = read(release_path(assignment)), read(solution_path(assignment))
-    answers = {nbgrader_meta(sol.cells[s])["grade_id"]: sol.cells[s].source for s, _ in exercises(sol)}
+    rel, answers = read(release_path(assignment)), solution_answers(assignment)
     table = wrong_answers(assignment)
     mistaken = {gid: table[gid][0][1] for gid in answers if gid in table}
     kinds = [with_replacements(rel, answers), rel, with_replacements(rel, mistaken)]

@@ -54,6 +54,12 @@ def exercises(nb) -> list[tuple[int, int]]:
     return pairs
 
 
+def solution_answers(assignment: str) -> dict[str, str]:
+    """grade_id -> solution source of every answer cell: an honest student's answers."""
+    sol = read(solution_path(assignment))
+    return {nbgrader_meta(sol.cells[s])["grade_id"]: sol.cells[s].source for s, _ in exercises(sol)}
+
+
 def with_replacements(nb, replacements: dict[str, str]) -> nbformat.NotebookNode:
     """A copy of ``nb`` whose cells with the given grade_ids have new sources."""
     out = copy.deepcopy(nb)

@@ -24,7 +24,15 @@ import pytest
 from attacks import ATTACKS
 from autograder.grading import cell_scores
 from autograder.sandbox import unavailable
-from coursefiles import REPO, exercises, nbgrader_meta, read, release_path, solution_path, with_replacements
+from coursefiles import (
+    REPO,
+    exercises,
+    read,
+    release_path,
+    solution_answers,
+    solution_path,
+    with_replacements,
+)
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(unavailable() is not None, reason=f"no sandbox: {unavailable()}")]
@@ -75,8 +83,7 @@ def _write(nb, folder: Path, student: str) -> None:
 def attacked(tmp_path_factory):
     subs, workdir = tmp_path_factory.mktemp("attack-subs"), tmp_path_factory.mktemp("attack-grading")
     paths = {"subs": subs, "workdir": workdir, "site": SITE}
-    rel, sol = read(release_path(A)), read(solution_path(A))
-    answers = {nbgrader_meta(sol.cells[s])["grade_id"]: sol.cells[s].source for s, _ in exercises(sol)}
+    rel, answers = read(release_path(A)), solution_answers(A)
     _write(with_replacements(rel, answers), subs, "control-full")
     _write(with_replacements(rel, dict(list(answers.items())[:2])), subs, "control-some")
     _write(rel, subs, "control-none")

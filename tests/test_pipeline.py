@@ -38,6 +38,7 @@ from coursefiles import (
     nbgrader_meta,
     read,
     release_path,
+    solution_answers,
     solution_path,
     with_replacements,
 )
@@ -78,13 +79,7 @@ def _digest(folder: Path) -> dict[str, tuple[str, int]]:
 
 def _solved(assignment: str):
     """What an honest student who solved everything submits: the release, answers filled in."""
-    return with_replacements(read(release_path(assignment)),
-                             {gid: src for gid, src in _solution_answers(assignment).items()})
-
-
-def _solution_answers(assignment: str) -> dict[str, str]:
-    sol = read(solution_path(assignment))
-    return {nbgrader_meta(sol.cells[s])["grade_id"]: sol.cells[s].source for s, _ in exercises(sol)}
+    return with_replacements(read(release_path(assignment)), solution_answers(assignment))
 
 
 @pytest.fixture(scope="module")
