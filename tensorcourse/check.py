@@ -178,30 +178,31 @@ def _unanswered(mine: Any, real: Any) -> bool:
     return False
 
 
-def reveal(yours: Any, truth: Mapping[Any, Any], *, name: str = "prediction") -> int:
+def reveal(yours: Any, truth: Mapping[Any, Any], *, name: str = "prediction") -> None:
     """Show a self-learner their prediction next to what torch really does.
 
     For the ungraded "Check yourself" cell after a predict exercise: ``truth`` is
     computed by torch in that cell, with the same keys as ``yours``. Prints one row
-    per key (yours, truth, right or wrong) and returns how many are right. It reveals
+    per key (yours, truth, right or wrong) and a last line "N of M right.". It reveals
     nothing while any answer still holds the template's ``None`` (also inside a tuple
-    such as ``(None, None)``), so a learner commits to every answer first; then it
-    returns 0. Graded tests are unaffected: they
-    compare with torch themselves.
+    such as ``(None, None)``), so a learner commits to every answer first. Returns
+    ``None``, so that a Check-yourself cell ending with the call prints only the table
+    (a returned count would be echoed by Jupyter as a stray number). Graded tests are
+    unaffected: they compare with torch themselves.
     """
     if not isinstance(truth, Mapping):
         raise TypeError(f"reveal(yours, truth): `truth` must be a dict, got {type(truth).__name__}")
     if not isinstance(yours, Mapping):
         print(f"{name} should be a dict like the template in the exercise, got "
               f"{type(yours).__name__}. Restore the template, fill it in, and run this cell again.")
-        return 0
+        return
     missing = [k for k in truth if k not in yours or _unanswered(yours[k], truth[k])]
     if missing:
         print(f"Commit to every answer first: {len(missing)} of {len(truth)} entries of {name} "
               f"are still missing or None ({', '.join(map(repr, missing[:4]))}"
               f"{', ...' if len(missing) > 4 else ''}). Fill them in, run your answer cell, "
               "then run this cell again.")
-        return 0
+        return
     rows = [(repr(k), summarize(yours[k], 40), summarize(truth[k], 40), _is_right(yours[k], truth[k]))
             for k in truth]
     widths = [max(len(r[i]) for r in rows + [("key", "yours", "truth", True)]) for i in range(3)]
@@ -212,4 +213,3 @@ def reveal(yours: Any, truth: Mapping[Any, Any], *, name: str = "prediction") ->
     right = sum(ok for *_, ok in rows)
     print(f"{right} of {len(rows)} right." + ("" if right == len(rows) else
           " Re-read the section for the wrong ones before you look at why."))
-    return right
