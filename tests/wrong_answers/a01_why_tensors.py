@@ -19,6 +19,12 @@ def _dtypes_with(expr: str, dtype: str) -> str:
     return "predicted_dtypes = {\n" + body + "}\n"
 
 
+_TIMER_HEAD = ("import time\n\n\ndef median_time(fn, repeats=5, warmup=1):\n"
+               "    if repeats < 1:\n        raise ValueError('repeats must be at least 1')\n"
+               "    for _ in range(warmup):\n        fn()\n    durations = []\n"
+               "    for _ in range(repeats):\n        start = time.perf_counter()\n        fn()\n"
+               "        durations.append(time.perf_counter() - start)\n")
+
 WRONG = {
     "ex1-dtypes-answer": [
         ("integer division thinking: / keeps int64", _dtypes_with("torch.arange(5) / 2", "torch.int64")),
@@ -44,6 +50,9 @@ WRONG = {
          "def center_rows(x):\n    return x - x.mean(dim=0, keepdim=True)\n"),
         ("modifies the input in place",
          "def center_rows(x):\n    x -= x.mean(dim=1, keepdim=True)\n    return x\n"),
+        ("row means gathered with .item() into torch.tensor: float32 means for a float64 x",
+         "def center_rows(x):\n    means = torch.tensor([row.mean().item() for row in x])\n"
+         "    return x - means[:, None]\n"),
     ],
     "ex4-hidden-grad-answer": [
         ("reads h.grad without retain_grad (None)",
@@ -58,6 +67,10 @@ WRONG = {
          "    return loss, g\n"),
     ],
     "ex5-median-time-answer": [
+        ("torch.median: the lower of the two middle values for an even count",
+         _TIMER_HEAD + "    return float(torch.tensor(durations).median())\n"),
+        ("sorted(...)[n // 2]: the upper middle value for an even count",
+         _TIMER_HEAD + "    return float(sorted(durations)[len(durations) // 2])\n"),
         ("mean instead of median",
          "import time\n\ndef median_time(fn, repeats=5, warmup=1):\n"
          "    if repeats < 1:\n        raise ValueError('repeats')\n"

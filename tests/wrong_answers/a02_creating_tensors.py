@@ -103,6 +103,8 @@ WRONG = {
          "def contiguous_strides(shape):\n    strides = []\n    running = 1\n"
          "    for size in reversed(tuple(shape)):\n        strides.insert(0, running)\n"
          "        running *= max(size, 1)\n    return strides\n"),
+        ("reads the strides off a tensor it creates (the contract says compute them)",
+         "def contiguous_strides(shape):\n    return torch.empty(tuple(shape), device='meta').stride()\n"),
     ],
     "ex4-layouts-answer": [
         (".to() assumed to make the copy contiguous",
@@ -137,6 +139,16 @@ WRONG = {
          "        sync()\n        start = time.perf_counter()\n        factory()\n        sync()\n"
          "        durations.append(time.perf_counter() - start)\n"
          "    return float(min(durations))\n"),
+        ("torch.median: the lower of the two middle values for an even count",
+         _TIMER_HEAD + "    durations = []\n    for _ in range(repeats):\n"
+         "        sync()\n        start = time.perf_counter()\n        factory()\n        sync()\n"
+         "        durations.append(time.perf_counter() - start)\n"
+         "    return float(torch.tensor(durations).median())\n"),
+        ("sorted(...)[n // 2]: the upper middle value for an even count",
+         _TIMER_HEAD + "    durations = []\n    for _ in range(repeats):\n"
+         "        sync()\n        start = time.perf_counter()\n        factory()\n        sync()\n"
+         "        durations.append(time.perf_counter() - start)\n"
+         "    return float(sorted(durations)[len(durations) // 2])\n"),
         ("one sync after the whole loop, total divided by repeats",
          _TIMER_HEAD + "    sync()\n    start = time.perf_counter()\n"
          "    for _ in range(repeats):\n        factory()\n    sync()\n"
@@ -152,6 +164,11 @@ WRONG = {
         ("zeroes the stale tail, but fn still sees the padding rows",
          _BATCH_HEAD + "        buffer[:len(batch)].copy_(batch)\n        buffer[len(batch):] = 0\n"
          "        outputs.append(fn(buffer)[:len(batch)].clone())\n    return torch.cat(outputs)\n"),
+        ("clones only outputs that start where the staged batch starts (misses other views of it)",
+         _BATCH_HEAD + "        staged = buffer[:len(batch)]\n        staged.copy_(batch)\n"
+         "        out = fn(staged)\n"
+         "        outputs.append(out.clone() if out.data_ptr() == staged.data_ptr() else out)\n"
+         "    return torch.cat(outputs)\n"),
         ("drops the buffer and calls fn on the batch (breaks the contract)",
          _BATCH_HEAD + "        outputs.append(fn(batch).clone())\n    return torch.cat(outputs)\n"),
     ],
