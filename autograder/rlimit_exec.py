@@ -1,10 +1,11 @@
 """Set resource limits, then ``exec`` a command: ``python -I -S rlimit_exec.py SPEC -- CMD...``.
 
 Run as a script (isolated mode, no site), so it starts in milliseconds and imports nothing
-from the environment. ``SPEC`` is ``as=BYTES,cpu=SECONDS,fsize=BYTES,nproc=N[,cgroup=DIR]``;
+from the environment. ``SPEC`` is ``as=BYTES,cpu=SECONDS,fsize=BYTES,nproc=N[,fd=N:PATH]``;
 each limit is set as both soft and hard limit, so the limited process cannot raise it.
-``cgroup=DIR`` (root only) moves this process into a pids cgroup first: a root-mapped
-user namespace ignores ``RLIMIT_NPROC``. Exits 127 with a message when the command cannot start.
+``nproc`` counts tasks (threads too) of the process's real user id. ``fd=N:PATH`` opens
+``PATH`` read-only as descriptor ``N``, inherited by the command (bubblewrap's
+``--seccomp N`` reads the filter from it). Exits 127 with a message when the command cannot start.
 """
 
 import os
@@ -21,9 +22,11 @@ def main(argv: list[str]) -> int:
         return 2
     for item in filter(None, argv[0].split(",")):
         key, _, value = item.partition("=")
-        if key == "cgroup":
-            with open(os.path.join(value, "cgroup.procs"), "w") as fh:
-                fh.write(str(os.getpid()))
+        if key == "fd":
+            number, _, path = value.partition(":")
+            fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+            os.dup2(fd, int(number), inheritable=True)
+            os.close(fd)
             continue
         limit = int(value)
         resource.setrlimit(_LIMITS[key], (limit, limit))

@@ -2,15 +2,22 @@
 
 Contract: :func:`kernel_manager` returns a jupyter_client kernel manager whose kernel runs
 
-* under ``bwrap`` (Debian's bubblewrap): new user, PID, network, IPC and UTS namespaces, so no
-  network and no process outlives the sandbox (the PID namespace dies with its first process);
-  all capabilities dropped; a filesystem that shows only ``/usr``, a few files of ``/etc``, the
-  Python installation and the ``tensorcourse`` package, all read-only (never ``solutions/``,
-  the gradebook, other submissions or the rest of the checkout); ``/tmp``, ``/dev/shm`` and
-  ``$HOME`` are small private tmpfs; the one host folder it can write is its own socket folder,
-  a fresh ``mkdtemp`` the grader removes afterwards;
-* with ``RLIMIT_AS`` (memory), ``RLIMIT_CPU``, ``RLIMIT_FSIZE`` and a process limit
-  (``RLIMIT_NPROC``, or a pids cgroup when the grader is root, which that limit ignores);
+* under ``bwrap`` (Debian's bubblewrap), **never as host root**: graded by root, bwrap sets the
+  sandbox up and ``setpriv`` then drops to a fresh unprivileged uid of its own (no entry in
+  ``/etc/passwd``, one per notebook, so its process limit is its own), with no capabilities, an
+  empty bounding set and ``no_new_privs``; graded by anyone else, a user namespace maps the
+  sandbox's uid 65534 to that user, and bwrap's ``--disable-userns`` forbids nesting another;
+* in new PID, network, IPC and UTS namespaces and a new session (no network, no terminal to
+  type into, no process outlives the sandbox: the PID namespace dies with its first process);
+* under a seccomp filter (:mod:`autograder.seccomp`): no mounts, namespaces, ptrace, keyring,
+  BPF, perf events, userfaultfd, io_uring, device nodes or setuid/setgid bits;
+* on a filesystem that shows only ``/usr``, a few files of ``/etc``, the Python installation and
+  the ``tensorcourse`` package, read-only (never ``solutions/``, the gradebook, other
+  submissions or the rest of the checkout); ``/proc`` is the sandbox's own, with ``/proc/sys``
+  read-only; ``/tmp``, ``/dev/shm`` and ``$HOME`` are small private tmpfs; the one host folder
+  it can write is its socket folder, inside a private folder of the grader's (mode 0700) that
+  the grader measures while it runs (:mod:`autograder.scratch`) and removes afterwards;
+* with ``RLIMIT_AS`` (memory), ``RLIMIT_CPU``, ``RLIMIT_FSIZE`` and ``RLIMIT_NPROC`` (tasks);
 * talking to the grader over ZMQ's ``ipc`` transport: unix sockets in the socket folder.
 
 :func:`unavailable` says why the sandbox cannot run here (``None`` when it can). With
@@ -23,11 +30,11 @@ from __future__ import annotations
 import functools
 import importlib.util
 import os
+import secrets
 import shutil
 import subprocess
 import sys
 import time
-import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -49,29 +56,65 @@ class Limits:
     notebook_timeout: int = 900     # seconds per notebook, then killed (the rest scores 0)
     memory_bytes: int = 6 * 1024 * MIB   # address space per process (RLIMIT_AS)
     cpu_seconds: int = 1800         # CPU time per process (RLIMIT_CPU)
-    file_bytes: int = 64 * MIB      # largest file it may write (RLIMIT_FSIZE)
-    processes: int = 64             # processes it may add (RLIMIT_NPROC or a pids cgroup)
+    file_bytes: int = 64 * MIB      # largest file it may write (RLIMIT_FSIZE); socket folder total
+    processes: int = 256            # tasks (processes and threads) it may add (RLIMIT_NPROC)
     tmpfs_bytes: int = 512 * MIB    # size of each private tmpfs (/tmp, /dev/shm, $HOME)
     output_bytes: int = 1 * MIB     # notebook output kept; beyond, only grading lines are kept
+    scratch_entries: int = 4096     # files and folders the socket folder may hold
+
+
+# Graded by root, each sandbox gets a uid of its own from this range: far above the ranges
+# systems give to users (1000-60000) and to subordinate ids (/etc/subuid, from 100000).
+UID_BASE, UID_SPAN = 0x60000000, 0x10000000
+
+
+def grader_is_root() -> bool:
+    return os.geteuid() == 0
+
+
+def sandbox_uid() -> int:
+    """A fresh unprivileged host uid for one sandbox (root graders only)."""
+    return UID_BASE + secrets.randbelow(UID_SPAN)
 
 
 @functools.lru_cache(maxsize=1)
 def unavailable() -> str | None:
-    """Why bubblewrap cannot sandbox kernels here, or ``None`` when it can (checked once)."""
+    """Why bubblewrap cannot sandbox kernels here, or ``None`` when it can (checked once).
+
+    The probe runs the sandbox's own Python (as the sandbox's user) importing ``ipykernel``
+    and ``tensorcourse``: an environment the sandbox cannot read fails here, with a message,
+    not later as kernels that never start.
+    """
     if not sys.platform.startswith("linux"):
         return f"bubblewrap needs Linux; this is {sys.platform}"
-    bwrap = shutil.which("bwrap")
-    if bwrap is None:
+    if shutil.which("bwrap") is None:
         return "bubblewrap (`bwrap`) is not installed (Debian/Ubuntu: apt-get install bubblewrap)"
-    probe = [bwrap, *_namespace_args(), "--ro-bind", "/usr", "/usr", *_usr_links(), "--",
-             "/usr/bin/true"]
+    if grader_is_root() and shutil.which("setpriv") is None:
+        return "`setpriv` (util-linux) is missing: graded as root, it drops the sandbox's privileges"
+    from .seccomp import SeccompUnavailable, filter_file
+
     try:
-        run = subprocess.run(probe, capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.TimeoutExpired) as err:
-        return f"bubblewrap failed to start: {err}"
+        filter_file()
+    except SeccompUnavailable as err:
+        return str(err)
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="tio-probe-") as work:
+        socket_dir = prepare_socket_dir(Path(work), Limits())
+        probe = [*limiter_prefix(Limits()), *bwrap_args(socket_dir, Limits(), []),
+                 sys.executable, "-c", "import ipykernel, tensorcourse"]
+        try:
+            run = subprocess.run(probe, capture_output=True, text=True, timeout=120)
+        except (OSError, subprocess.TimeoutExpired) as err:
+            return f"bubblewrap failed to start: {err}"
     if run.returncode != 0:
-        return ("bubblewrap cannot create namespaces here (user namespaces disabled, or a "
-                f"container without them): {run.stderr.strip()[:200]}")
+        detail = run.stderr.strip()[-300:]
+        if "Permission denied" in detail or "PermissionError" in detail:
+            return ("the sandbox's unprivileged user cannot read the course's Python environment "
+                    f"({sys.prefix}); make it readable by all users (chmod -R a+rX on it and its "
+                    f"parent folders) or install it elsewhere: {detail}")
+        return ("bubblewrap cannot create the sandbox here (user namespaces disabled, or a "
+                f"container without them): {detail}")
     return None
 
 
@@ -81,16 +124,31 @@ def container_hint() -> str:
     where = (f"`{runtime}` is installed: grade inside the course's Binder image "
              f"(`{runtime} run --rm --security-opt seccomp=unconfined --security-opt "
              "apparmor=unconfined -v $PWD:/course -w /course IMAGE python -m autograder grade ...`), "
-             "where bubblewrap works, or run one container per submission (autograder/README.md, "
-             "'Beyond one machine')") if runtime else (
+             "where bubblewrap works") if runtime else (
              "install Docker or Podman and grade inside the course's Binder image (see "
              "autograder/README.md, 'Grading safely')")
     return (f"{where}. `--no-sandbox` grades without isolation: only for submissions you trust.")
 
 
+SECCOMP_FD = 10
+
+
 def _namespace_args() -> list[str]:
-    return ["--unshare-all", "--unshare-user", "--uid", "65534", "--gid", "65534",
-            "--die-with-parent", "--cap-drop", "ALL", "--hostname", "sandbox"]
+    common = ["--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
+              "--unshare-cgroup-try", "--new-session", "--die-with-parent",
+              "--hostname", "sandbox", "--seccomp", str(SECCOMP_FD)]
+    if grader_is_root():
+        # No user namespace: bwrap mounts as root, then setpriv (the command's prefix) drops
+        # to the sandbox's own uid. A user namespace made by root would map its uid to root.
+        return common
+    return [*common, "--unshare-user", "--uid", "65534", "--gid", "65534", "--disable-userns",
+            "--cap-drop", "ALL"]
+
+
+def _privilege_drop(uid: int) -> list[str]:
+    """Root graders: become ``uid`` with no capabilities and no way to regain any."""
+    return ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--inh-caps=-all",
+            "--bounding-set=-all", "--no-new-privs", "--"]
 
 
 def _usr_links() -> list[str]:
@@ -123,22 +181,38 @@ def _python_dirs(hidden: list[Path]) -> list[Path]:
     return keep
 
 
-def bwrap_args(socket_dir: Path, limits: Limits, hidden: list[Path]) -> list[str]:
-    """The ``bwrap`` command line, up to and including ``--``."""
+def bwrap_args(socket_dir: Path, limits: Limits, hidden: list[Path],
+               uid: int | None = None) -> list[str]:
+    """The sandbox's command prefix: ``bwrap ... --`` (and, for root graders, ``setpriv``).
+
+    Order matters: bwrap mounts in order, so the private tmpfs come before the Python
+    installation and the socket folder, which may live under ``/tmp`` on the host.
+    """
     args = ["bwrap", *_namespace_args(), "--ro-bind", "/usr", "/usr", *_usr_links()]
     for name in ETC_FILES:
         args += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
-    for d in _python_dirs(hidden):
-        args += ["--ro-bind", str(d), str(d)]
     size = str(limits.tmpfs_bytes)
-    args += ["--proc", "/proc", "--dev", "/dev",
-             "--size", size, "--tmpfs", "/tmp", "--size", size, "--tmpfs", "/dev/shm",
-             "--size", size, "--tmpfs", SANDBOX_HOME,
-             "--bind", str(socket_dir), str(socket_dir), "--chdir", SANDBOX_HOME,
-             "--clearenv"]
+    args += ["--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys", "--dev", "/dev"]
+    for folder in ("/tmp", "/dev/shm", SANDBOX_HOME):
+        args += ["--size", size, "--perms", "1777", "--tmpfs", folder]
+    binds = [(d, "--ro-bind") for d in _python_dirs(hidden)] + [(socket_dir, "--bind")]
+    # bwrap makes a bind target's missing parents private (0700): make them 0755 first, or the
+    # unprivileged uid could not reach what is bound below them.
+    made: set[Path] = {Path("/"), Path("/tmp"), Path("/dev"), Path("/dev/shm"), Path("/usr")}
+    for target, _ in binds:
+        for parent in reversed(target.parents):
+            if parent not in made and not parent.is_relative_to("/usr"):
+                args += ["--perms", "0755", "--dir", str(parent)]
+                made.add(parent)
+    for target, how in binds:
+        args += [how, str(target), str(target)]
+    args += ["--chdir", SANDBOX_HOME, "--clearenv"]
     for key, value in kernel_env(SANDBOX_HOME).items():
         args += ["--setenv", key, value]
-    return args + ["--"]
+    args.append("--")
+    if grader_is_root():
+        args += _privilege_drop(uid if uid is not None else sandbox_uid())
+    return args
 
 
 def kernel_env(home: str) -> dict[str, str]:
@@ -156,68 +230,75 @@ def kernel_env(home: str) -> dict[str, str]:
     return env
 
 
-def _user_process_count() -> int:
+def _user_task_count() -> int:
+    """Tasks (processes and their threads) of this real uid: what RLIMIT_NPROC counts."""
     uid = os.getuid()
     count = 0
     for entry in os.scandir("/proc"):
         if entry.name.isdigit():
             try:
                 if entry.stat().st_uid == uid:
-                    count += 1
+                    count += len(os.listdir(f"/proc/{entry.name}/task"))
             except OSError:
                 continue
     return count
 
 
-def pids_cgroup(limit: int) -> Path | None:
-    """A fresh cgroup-v1 pids group capped at ``limit`` (root only), or ``None``."""
-    root = Path("/sys/fs/cgroup/pids")
-    if os.geteuid() != 0 or not (root / "cgroup.procs").exists() or not os.access(root, os.W_OK):
-        return None
-    group = root / f"tio-{uuid.uuid4().hex[:12]}"
-    try:
-        group.mkdir()
-        (group / "pids.max").write_text(str(limit))
-    except OSError:
-        return None
-    return group
+def limiter_prefix(limits: Limits, *, sandboxed: bool = True) -> list[str]:
+    """``python rlimit_exec.py SPEC --``: sets the limits (and the seccomp fd), then execs the rest.
 
-
-def remove_cgroup(group: Path | None) -> None:
-    if group is not None:
-        try:
-            group.rmdir()
-        except OSError:
-            pass  # still has a process: the kernel is being killed; leave it for the OS
-
-
-def limiter_prefix(limits: Limits, cgroup: Path | None) -> list[str]:
-    """``python rlimit_exec.py SPEC --``: sets the limits, then execs the rest."""
+    Graded by root, the sandbox's uid is fresh, so its task limit is the whole budget; graded by
+    a user, every sandbox shares that user's count, so the limit is added to what runs now.
+    """
     spec = [f"as={limits.memory_bytes}", f"cpu={limits.cpu_seconds}",
             f"fsize={limits.file_bytes}"]
-    if cgroup is not None:
-        spec.append(f"cgroup={cgroup}")
-    elif os.geteuid() != 0:
-        spec.append(f"nproc={_user_process_count() + limits.processes}")
+    if grader_is_root() and sandboxed:
+        spec.append(f"nproc={limits.processes}")
+    elif not grader_is_root():
+        spec.append(f"nproc={_user_task_count() + limits.processes}")
+    if sandboxed:
+        from .seccomp import filter_file
+
+        spec.append(f"fd={SECCOMP_FD}:{filter_file()}")
     return [sys.executable, "-I", "-S", str(LIMITER), ",".join(spec), "--"]
+
+
+def prepare_socket_dir(work: Path, limits: Limits, uid: int | None = None) -> Path:
+    """``work/sock``: the one host folder the sandbox may write (its sockets).
+
+    ``work`` is the grader's own (mode 0700: no other local user reaches inside). Graded by
+    root, the folder belongs to the sandbox's uid, which must create its sockets there.
+    """
+    os.chmod(work, 0o700)
+    sock = work / "sock"
+    sock.mkdir(mode=0o700)
+    if grader_is_root() and uid is not None:
+        os.chown(sock, uid, uid)
+    return sock
 
 
 class SandboxedKernelManager(AsyncKernelManager):
     """An ``AsyncKernelManager`` that prefixes the kernel command with limits and bwrap.
 
-    Set :attr:`wrapper` (the command prefix) before starting the kernel; transport and
-    connection file are pointed at the socket folder by :func:`kernel_manager`.
+    Set :attr:`wrapper` (the command prefix), :attr:`log_path` and, for root graders,
+    :attr:`sandbox_uid` before starting the kernel; transport and connection file are
+    pointed at the socket folder by :func:`kernel_manager`.
     """
 
     wrapper: list[str] = []
+    log_path: str = ""
+    sandbox_uid: int | None = None
 
     def format_kernel_cmd(self, extra_arguments: list[str] | None = None) -> list[str]:
         return [*self.wrapper, *super().format_kernel_cmd(extra_arguments)]
 
     async def _async_launch_kernel(self, kernel_cmd: list[str], **kw: object) -> None:
+        if self.sandbox_uid is not None:
+            # The connection file is written 0600 by the grader; the kernel must read it.
+            os.chown(self.connection_file, self.sandbox_uid, self.sandbox_uid)
         # The kernel's own stdout/stderr (bwrap's messages, C-level warnings) go to a log in
-        # its socket folder, not to the grader's terminal; the runner reads it on failure.
-        with open(Path(self.connection_file).with_name("kernel.log"), "ab") as log:
+        # the grader's private folder, not to its terminal; the runner reads it on failure.
+        with open(self.log_path, "ab") as log:
             kw["stdout"], kw["stderr"] = log, log
             await super()._async_launch_kernel(kernel_cmd, **kw)
         self.launched = getattr(self.provisioner, "process", None)
@@ -269,20 +350,28 @@ def _running(pid: int) -> bool:
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
-def kernel_manager(socket_dir: Path, limits: Limits, *, sandboxed: bool, hidden: list[Path],
-                   cgroup: Path | None) -> SandboxedKernelManager:
-    """A kernel manager for one submission; sockets and connection file live in ``socket_dir``."""
+def kernel_manager(work: Path, limits: Limits, *, sandboxed: bool,
+                   hidden: list[Path]) -> SandboxedKernelManager:
+    """A kernel manager for one submission, in the grader's private folder ``work``.
+
+    Sockets and connection file live in ``work/sock`` (see :func:`prepare_socket_dir`), the
+    kernel's log in ``work/kernel.log``.
+    """
+    uid = sandbox_uid() if sandboxed and grader_is_root() else None
+    socket_dir = prepare_socket_dir(work, limits, uid)
     km = SandboxedKernelManager(kernel_name="python3", transport="ipc",
                                 ip=str(socket_dir / "kernel"),
                                 connection_file=str(socket_dir / "kernel.json"))
+    km.log_path = str(work / "kernel.log")
+    km.sandbox_uid = uid
     # Interrupt with a control message: ipykernel then signals itself. A SIGINT to the process
     # group would reach bwrap's own processes too and end the whole sandbox, not the cell.
     km.kernel_spec.interrupt_mode = "message"
-    prefix = limiter_prefix(limits, cgroup)
+    prefix = limiter_prefix(limits, sandboxed=sandboxed)
     if sandboxed:
-        km.wrapper = [*prefix, *bwrap_args(socket_dir, limits, hidden)]
+        km.wrapper = [*prefix, *bwrap_args(socket_dir, limits, hidden, uid)]
     else:
         km.wrapper = [*prefix, "env", "-i", *[f"{k}={v}" for k, v in
-                                              kernel_env(str(socket_dir / "home")).items()]]
-        (socket_dir / "home").mkdir(exist_ok=True)
+                                              kernel_env(str(work / "home")).items()]]
+        (work / "home").mkdir(exist_ok=True)
     return km

@@ -15,23 +15,26 @@ the notebook from the release with the hidden tests, add the integrity cells
 
 from __future__ import annotations
 
+import json
 import os
 import re
-import shutil
 import signal
 import tempfile
 import threading
+import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 import nbformat
+import zmq
 from nbformat.notebooknode import NotebookNode
 
 from .answers import NotANotebook, exercises, read_answers, rebuild
 from .execute import SurvivingExecute
 from .integrity import ROLE, errors, instrument, verdicts
-from .sandbox import Limits, kernel_manager, pids_cgroup, remove_cgroup
+from .sandbox import MIB, Limits, kernel_manager
+from .scratch import measure, remove
 from .screen import screen
 
 
@@ -48,6 +51,17 @@ class Job:
     limits: Limits = field(default_factory=Limits)
     sandboxed: bool = True
     hidden: list[str] = field(default_factory=list)   # folders the kernel must never see
+
+
+NOT_GRADED = "not graded"
+
+
+def not_graded(student: str, assignment: str, notebook: str, why: str) -> Outcome:
+    """The outcome of a notebook the grader could not grade (see :attr:`Outcome.status`)."""
+    return Outcome(student, assignment, notebook, status=NOT_GRADED, failure=why,
+                   problems=[f"{student}/{assignment}: NOT GRADED ({why}). This is not a score: "
+                             "regrade with `python -m autograder grade SUBMISSIONS "
+                             "--retry-failed`."])
 
 
 @dataclass
@@ -67,6 +81,11 @@ class Outcome:
     problems: list[str] = field(default_factory=list)
     tampering: list[str] = field(default_factory=list)
     executed: str = ""       # the executed notebook (JSON), for the instructor only
+    # "graded", or NOT_GRADED: the grader failed for its own reasons (sandbox or kernel did
+    # not start, its setup failed before learner code ran, an error of its own). Not a score:
+    # no points are recorded, and `grade --retry-failed` grades it again.
+    status: str = "graded"
+    failure: str = ""        # why it was not graded, for the instructor
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -132,6 +151,12 @@ class _LimitedExecute(SurvivingExecute):
 
     output_limit = 1 << 20
     grader_cell_timeout = 600  # the bootstrap imports torch: never cut short on a loaded machine
+    ready = False              # the kernel started and answered: from here, learner code may run
+
+    async def async_start_new_kernel_client(self) -> Any:
+        kc = await super().async_start_new_kernel_client()
+        self.ready = True
+        return kc
 
     def _timeout_for(self, cell: NotebookNode) -> int:
         if cell.get("metadata", {}).get(ROLE, {}).get("role") in ("bootstrap", "integrity"):
@@ -141,7 +166,8 @@ class _LimitedExecute(SurvivingExecute):
     def output(self, outs: list, msg: dict, display_id: Any, cell_index: int):
         self._kept = getattr(self, "_kept", 0)
         content = msg.get("content", {})
-        size = len(str(content.get("text", ""))) + len(str(content.get("data", "")))
+        # Every field counts: text, data, metadata, an error's name, value and traceback.
+        size = _content_bytes(content)
         if self._kept + size <= self.output_limit:
             self._kept += size
             return super().output(outs, msg, display_id, cell_index)
@@ -150,9 +176,15 @@ class _LimitedExecute(SurvivingExecute):
             text = str(content.get("text", ""))
             self._fragments = getattr(self, "_fragments", 0) + 1
             if "TIO-" in text[:4096] or (len(text) < 80 and self._fragments < 1000):
-                keep = "\n".join(ln for ln in text.splitlines() if "TIO-" in ln or len(text) < 80)
+                keep = "\n".join(ln[:4096] for ln in text[:65536].splitlines()
+                                 if "TIO-" in ln or len(text) < 80)
                 outs.append(nbformat.v4.new_output("stream", name=content.get("name", "stdout"),
                                                    text=keep + ("\n" if text.endswith("\n") else "")))
+        elif msg.get("msg_type") == "error":
+            # The cell's failure must still show (it decides the verdict), without its text.
+            outs.append(nbformat.v4.new_output("error", ename=str(content.get("ename", ""))[:200],
+                                               evalue="[over the grader's output limit]",
+                                               traceback=[]))
         if not getattr(self, "_truncated", False):
             self._truncated = True
             outs.append(nbformat.v4.new_output("stream", name="stderr",
@@ -160,14 +192,30 @@ class _LimitedExecute(SurvivingExecute):
         return None
 
 
+MAX_MESSAGE_BYTES = 8 * MIB
+
+
+def _content_bytes(content: Any) -> int:
+    """Size of a message's content as JSON (what keeping it would cost), bounded work."""
+    try:
+        return len(json.dumps(content, default=str))
+    except (TypeError, ValueError, RecursionError):
+        return MAX_MESSAGE_BYTES
+
+
 class _Watchdog:
-    """Kills the kernel's process group when the notebook's time or its socket folder is exceeded."""
+    """Kills the kernel when the notebook's wall time or its socket folder's bounds are exceeded.
+
+    Measures ``time.monotonic()``, not loop turns; each look at the folder is bounded work
+    (:func:`autograder.scratch.measure`); if the watchdog itself fails, it kills the kernel
+    rather than let the limits lapse.
+    """
 
     def __init__(self, km: Any, limits: Limits, folder: Path) -> None:
         self.km, self.limits, self.folder = km, limits, folder
         self.reason = ""
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread = threading.Thread(target=self._guarded, daemon=True)
 
     def __enter__(self) -> _Watchdog:
         self._thread.start()
@@ -177,24 +225,23 @@ class _Watchdog:
         self._stop.set()
         self._thread.join()
 
-    def _folder_bytes(self) -> int:
-        total = 0
-        for root, _dirs, files in os.walk(self.folder):
-            for name in files:
-                try:
-                    total += os.lstat(os.path.join(root, name)).st_size
-                except OSError:
-                    pass
-        return total
+    def _guarded(self) -> None:
+        try:
+            self._run()
+        except BaseException as err:  # noqa: BLE001 - a failing watchdog must not free the kernel
+            self.reason = f"grader error: the watchdog failed ({type(err).__name__})"
+            self._kill()
 
     def _run(self) -> None:
-        waited = 0.0
-        while not self._stop.wait(1.0):
-            waited += 1.0
-            if waited >= self.limits.notebook_timeout:
+        deadline = time.monotonic() + self.limits.notebook_timeout
+        while not self._stop.wait(min(1.0, max(0.0, deadline - time.monotonic()))):
+            if time.monotonic() >= deadline:
                 self.reason = "notebook time limit"
-            elif self._folder_bytes() > self.limits.file_bytes:
-                self.reason = "scratch folder over its size limit"
+            else:
+                usage = measure(self.folder, max_bytes=self.limits.file_bytes,
+                                max_entries=self.limits.scratch_entries)
+                if usage.over:
+                    self.reason = f"scratch folder over its limits ({usage.over})"
             if self.reason:
                 self._kill()
                 return
@@ -209,14 +256,23 @@ class _Watchdog:
                 pass
 
 
+class GraderFailure(RuntimeError):
+    """Grading could not happen for the grader's own reasons: the notebook is not graded."""
+
+
 def _execute(nb: NotebookNode, job: Job) -> tuple[NotebookNode, str]:
-    """Run ``nb`` in a fresh sandboxed kernel; return it executed and why it was cut short."""
-    socket_dir = Path(tempfile.mkdtemp(prefix="tio-"))
-    cgroup = pids_cgroup(job.limits.processes)
+    """Run ``nb`` in a fresh sandboxed kernel; return it executed and why it was cut short.
+
+    Raises :class:`GraderFailure` when the kernel never started (no learner code ran).
+    """
+    work = Path(tempfile.mkdtemp(prefix="tio-"))
     km = None
     try:
-        km = kernel_manager(socket_dir, job.limits, sandboxed=job.sandboxed,
-                            hidden=[Path(h) for h in job.hidden], cgroup=cgroup)
+        km = kernel_manager(work, job.limits, sandboxed=job.sandboxed,
+                            hidden=[Path(h) for h in job.hidden])
+        # No message over this size is read from the kernel (ZMQ drops it and reconnects):
+        # an 80 MB error message costs the learner that cell, never the grader its memory.
+        km.context.setsockopt(zmq.MAXMSGSIZE, MAX_MESSAGE_BYTES)
         ep = _LimitedExecute(timeout=job.limits.cell_timeout, interrupt_on_timeout=True,
                              allow_errors=True, kernel_name="python3", startup_timeout=120,
                              # A loaded machine can deliver a cell's last output seconds after
@@ -225,19 +281,34 @@ def _execute(nb: NotebookNode, job: Job) -> tuple[NotebookNode, str]:
                              extra_arguments=["--HistoryManager.hist_file=:memory:"])
         ep.output_limit = job.limits.output_bytes
         ep.timeout_func = ep._timeout_for
-        with _Watchdog(km, job.limits, socket_dir) as dog:
+        with _Watchdog(km, job.limits, work / "sock") as dog:
             try:
-                ep.preprocess(nb, {"metadata": {"path": str(socket_dir)}}, km=km)
+                ep.preprocess(nb, {"metadata": {"path": str(work / "sock")}}, km=km)
             except Exception as err:  # noqa: BLE001 - keep what ran; the rest scores 0
+                if not ep.ready and not dog.reason:
+                    log = _log_tail(work / "kernel.log")
+                    raise GraderFailure(f"the kernel did not start ({type(err).__name__}: "
+                                        f"{_first_line(err)}){log}") from None
                 if not dog.reason:
                     dog.reason = (f"grading stopped early ({type(err).__name__}: "
-                                  f"{str(err).splitlines()[0][:160] if str(err) else ''})")
+                                  f"{_first_line(err)})")
         return nb, dog.reason
     finally:
         if km is not None:
             km.reap()
-        remove_cgroup(cgroup)
-        shutil.rmtree(socket_dir, ignore_errors=True)
+        remove(work)
+
+
+def _first_line(err: BaseException) -> str:
+    return str(err).splitlines()[0][:160] if str(err) else ""
+
+
+def _log_tail(path: Path) -> str:
+    try:
+        text = path.read_bytes()[-400:].decode("utf-8", "replace").strip()
+    except OSError:
+        return ""
+    return f"; kernel log: {text}" if text else ""
 
 
 def grade_notebook(job: Job) -> Outcome:
@@ -267,13 +338,13 @@ def grade_notebook(job: Job) -> Outcome:
     nb, plan = instrument(rebuild(release, solution, sources))
     try:
         nb, cut = _execute(nb, job)
-    except Exception as err:  # noqa: BLE001 - a kernel that cannot start must not stop the run
-        out.problems.append(f"{label}: the kernel could not run ({type(err).__name__}: "
-                            f"{str(err)[:200]}); every test recorded as 0.")
-        out.tests = [TestResult(g, False, "not run", "the grader could not run your notebook")
-                     for g in tests]
-        return out
+    except GraderFailure as err:
+        return not_graded(job.student, job.assignment, job.notebook, str(err))
     found_verdicts = verdicts(nb, plan)
+    setup = next((v.reason for v in found_verdicts.values() if v.reason.startswith("grader setup")), "")
+    if setup or cut.startswith(("grader error", "grading stopped early")):
+        # Before learner code ran, or the grader's own machinery broke: not the learner's score.
+        return not_graded(job.student, job.assignment, job.notebook, setup or cut)
     cells = {c.metadata[ROLE]["grade_id"]: c for c in nb.cells
              if c.get("metadata", {}).get(ROLE, {}).get("role") == "test"}
     for gid in plan.order:
@@ -294,10 +365,6 @@ def grade_notebook(job: Job) -> Outcome:
                           "every later one score 0")
     if found_what:
         out.tampering.append(f"{label}: " + "; ".join(found_what))
-    setup = next((v.reason for v in found_verdicts.values() if v.reason.startswith("grader setup")), "")
-    if setup:
-        out.problems.append(f"{label}: {setup}; every test recorded as 0. Regrade it (a machine "
-                            "too loaded to import torch in time?).")
     if cut:
         out.problems.append(f"{label}: {cut}; the kernel was stopped and the tests that did not "
                             "run score 0.")
