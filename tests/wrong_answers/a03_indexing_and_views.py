@@ -110,6 +110,10 @@ WRONG = {
          "def standardized(signal, start, length):\n"
          "    window = signal[start:start + length]\n"
          "    return (window - window.mean()) / window.std(correction=0)\n"),
+        ("copies the window with .float() (float32 numbers for a float64 signal), casts back",
+         "def standardized(signal, start, length):\n"
+         "    window = signal[start:start + length].float()\n"
+         "    return ((window - window.mean()) / window.std()).to(signal.dtype)\n"),
     ],
     "ex5-view-copy-error-answer": [
         ("view thought to need a contiguous tensor",
