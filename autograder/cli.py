@@ -14,6 +14,7 @@ from pathlib import Path
 
 from .course import DEFAULT_CELL_TIMEOUT, DEFAULT_WORKDIR, CourseError, resolve_assignments
 from .sandbox import Limits
+from .terminal import safe
 
 UNSANDBOXED_WARNING = ("WARNING: --no-sandbox: learners' code runs with your permissions, can read "
                        "solutions/ and the gradebook, and can change anything you can. Use it only "
@@ -63,6 +64,11 @@ def _subparser(command: str) -> argparse.ArgumentParser:
                         help="run kernels WITHOUT bubblewrap: only for submissions you trust "
                         "(warns on every run)")
         sp.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+        sp.add_argument("--retry-failed", action="store_true",
+                        help="grade only what is not graded yet in the grading folder (grader "
+                        "failures, or a run that stopped before reaching them)")
+        sp.add_argument("--student", action="append", default=[], metavar="ID",
+                        help="grade only this student (repeat for more)")
         workdir_arg()
     elif command == "feedback":
         sp.add_argument("assignments", nargs="*", help="assignment names (default: all)")
@@ -158,22 +164,35 @@ def _grade(args: argparse.Namespace) -> int:
                     cpu_seconds=max(Limits.cpu_seconds, 2 * args.notebook_timeout))
     results, problems, tampering = grade(args.submissions, args.workdir.resolve(), names, limits,
                                          jobs=jobs, sandboxed=not args.no_sandbox,
-                                         progress=not args.no_progress)
+                                         progress=not args.no_progress,
+                                         retry_failed=args.retry_failed, students=args.student)
+    # Everything below may quote a submission (names, cell types, errors): printed via safe().
     for r in results:
         flag = "  (see problems)" if r.problem else ""
         flag = "  (TAMPERING)" if r.tampering else flag
-        print(f"{r.student:<24} {r.assignment:<28} {r.score:6.1f} / {r.max_score:<6.1f}{flag}")
+        score = (f"{r.score:6.1f} / {r.max_score:<6.1f}" if r.status == "graded"
+                 else f"{'NOT GRADED':>15}")
+        print(f"{safe(r.student):<24} {r.assignment:<28} {score}{flag}")
     if problems:
         print("\nProblems:")
-        print("\n".join(f"  - {p}" for p in problems))
+        print("\n".join(f"  - {safe(p)}" for p in problems))
     if tampering:
         print("\nTampering (scored 0 where it reached; check these submissions by hand):")
-        print("\n".join(f"  - {t}" for t in tampering))
-    print(f"\nGraded {len(results)} submission(s) into {args.workdir} "
-          f"({'sandboxed' if not args.no_sandbox else 'NOT sandboxed'}, {jobs} at a time). Next: "
-          "`python -m autograder feedback` and `python -m autograder export`.")
+        print("\n".join(f"  - {safe(t)}" for t in tampering))
+    failed = [r for r in results if r.status != "graded"]
+    print(f"\nGraded {len(results) - len(failed)} of {len(results)} submission(s) into "
+          f"{args.workdir} ({'sandboxed' if not args.no_sandbox else 'NOT sandboxed'}, {jobs} at "
+          "a time). Next: `python -m autograder feedback` and `python -m autograder export`.")
     if args.no_sandbox:
         print(UNSANDBOXED_WARNING, file=sys.stderr)
+    if failed:
+        who = " ".join(f"--student {safe(s)}" for s in sorted({r.student for r in failed}))
+        print(f"\n{len(failed)} submission(s) NOT GRADED: the grader failed on them (see Problems); "
+              "no score was recorded. Regrade just those with\n"
+              f"  python -m autograder grade {safe(args.submissions)} --retry-failed "
+              f"--workdir {safe(args.workdir)}\nor one student with {who.split(' --student')[0]}.",
+              file=sys.stderr)
+        return 3
     return 0 if results else 1
 
 

@@ -18,6 +18,7 @@ import os
 import shutil
 import sys
 import warnings
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,7 +26,8 @@ from pathlib import Path
 from .course import NOTEBOOKS, SOLUTIONS, CourseError, base_config, notebook_names
 from .sandbox import Limits
 from .submissions import collect
-from .unit import Job, Outcome, TestResult, grade_notebook
+from .terminal import safe
+from .unit import NOT_GRADED, Job, Outcome, TestResult, grade_notebook, not_graded
 
 log = logging.getLogger("autograder")
 
@@ -38,6 +40,7 @@ class GradeResult:
     max_score: float
     problem: str = ""
     tampering: list[str] = field(default_factory=list)
+    status: str = "graded"   # or "not graded": a grader failure, never a score
 
 
 def db_url(workdir: Path) -> str:
@@ -74,7 +77,7 @@ class Progress:
             return
         width = 24
         filled = width * self.done // max(self.total, 1)
-        line = f"grading [{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} {last}"
+        line = f"grading [{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} {safe(last)}"
         if self.tty:
             sys.stderr.write("\r" + line[:100].ljust(100))
         elif last:
@@ -111,44 +114,55 @@ def _die_with_parent() -> None:
             pass
 
 
-def _grader_failed(job: Job, err: Exception) -> Outcome:
-    """The outcome of a job the grader itself failed on: no tests, a problem that says so."""
-    return Outcome(job.student, job.assignment, job.notebook,
-                   problems=[f"{job.student}/{job.assignment}: the grader failed "
-                             f"({type(err).__name__}: {err})"])
+def _grader_failed(job: Job, err: BaseException) -> Outcome:
+    """The outcome of a job the grader itself failed on: not graded, never a score."""
+    return not_graded(job.student, job.assignment, job.notebook,
+                      f"grader error: {type(err).__name__}: {str(err)[:200]}")
 
 
-def _run_all(jobs: list[Job], workers: int, progress: Progress) -> list[Outcome]:
-    outcomes: dict[int, Outcome] = {}
+def _run_all(jobs: list[Job], workers: int, progress: Progress,
+             record: Callable[[Job, Outcome], None]) -> None:
+    """Grade every job; ``record`` each outcome here, in this process, as soon as it is known.
+
+    One writer, so the gradebook never sees two at once; a crash of the grader loses only what
+    was in flight. Scores do not depend on the order (each notebook is graded on its own).
+    """
     if workers <= 1 or len(jobs) <= 1:
-        for i, job in enumerate(jobs):
+        for job in jobs:
             try:
-                outcomes[i] = grade_notebook(job)
+                outcome = grade_notebook(job)
             except Exception as err:  # noqa: BLE001 - one submission must not stop the class
-                outcomes[i] = _grader_failed(job, err)
+                outcome = _grader_failed(job, err)
+            record(job, outcome)
             progress.step(f"{job.student}/{job.assignment}")
-    else:
-        import multiprocessing
+        return
+    import multiprocessing
 
-        method = "fork" if sys.platform.startswith("linux") else "spawn"
-        with ProcessPoolExecutor(max_workers=workers, initializer=_die_with_parent,
-                                 mp_context=multiprocessing.get_context(method)) as pool:
-            futures = {pool.submit(grade_notebook, job): i for i, job in enumerate(jobs)}
-            for future in as_completed(futures):
-                i = futures[future]
-                try:
-                    outcomes[i] = future.result()
-                except Exception as err:  # noqa: BLE001 - a crashed worker must not stop the class
-                    outcomes[i] = _grader_failed(jobs[i], err)
-                progress.step(f"{jobs[i].student}/{jobs[i].assignment}")
-    return [outcomes[i] for i in range(len(jobs))]
+    method = "fork" if sys.platform.startswith("linux") else "spawn"
+    with ProcessPoolExecutor(max_workers=workers, initializer=_die_with_parent,
+                             mp_context=multiprocessing.get_context(method)) as pool:
+        futures = {pool.submit(grade_notebook, job): job for job in jobs}
+        for future in as_completed(futures):
+            job = futures[future]
+            try:
+                outcome = future.result()
+            except Exception as err:  # noqa: BLE001 - a crashed worker must not stop the class
+                outcome = _grader_failed(job, err)
+            record(job, outcome)
+            progress.step(f"{job.student}/{job.assignment}")
 
 
 def _record(workdir: Path, outcome: Outcome, data: bytes) -> None:
-    """Write one notebook's outcome: gradebook scores (the only writer), files beside it."""
+    """Write one notebook's outcome: gradebook scores (the only writer), files beside it.
+
+    A notebook that was not graded gets no score: its cells are left without one and marked
+    for attention (nbgrader's formgrader shows "needs manual grading"), and its result file
+    says so; export and the score table show "not graded".
+    """
     from nbgrader.api import Gradebook, MissingEntry
 
     passed = {t.grade_id: t.passed for t in outcome.tests}
+    graded = outcome.status == "graded"
     with Gradebook(db_url(workdir)) as gb, warnings.catch_warnings():
         # nbgrader's add_submission trips SQLAlchemy's autoflush warning; it is harmless.
         warnings.simplefilter("ignore")
@@ -162,9 +176,10 @@ def _record(workdir: Path, outcome: Outcome, data: bytes) -> None:
             if nb.name != outcome.notebook:
                 continue
             for grade in nb.grades:
-                grade.auto_score = float(grade.max_score) if passed.get(grade.name) else 0.0
+                grade.auto_score = (float(grade.max_score) if passed.get(grade.name) else 0.0) \
+                    if graded else None
                 grade.manual_score = None
-                grade.needs_manual_grade = False
+                grade.needs_manual_grade = not graded
                 points[grade.name] = float(grade.max_score)
         gb.db.commit()
     rel = Path(outcome.student) / outcome.assignment
@@ -175,13 +190,39 @@ def _record(workdir: Path, outcome: Outcome, data: bytes) -> None:
                                         indent=1).encode())):
         path = workdir / folder / rel / f"{outcome.notebook}{suffix}"
         path.parent.mkdir(parents=True, exist_ok=True)
+        if folder == "autograded" and not outcome.executed:
+            path.unlink(missing_ok=True)
+            continue
         path.write_bytes(content)
+
+
+def status(workdir: Path, student: str, assignment: str) -> str:
+    """``graded``, ``not graded`` (a grader failure, or grading never finished) or ``not submitted``."""
+    results = workdir / "results" / student / assignment
+    names = notebook_names(assignment)
+    found = {p.stem: p for p in results.glob("*.json")} if results.is_dir() else {}
+    if not found and not (workdir / "submitted" / student / assignment).is_dir():
+        return "not submitted"
+    for name in names:
+        if name not in found:
+            return NOT_GRADED
+        try:
+            if json.loads(found[name].read_text()).get("status", "graded") != "graded":
+                return NOT_GRADED
+        except (OSError, ValueError):
+            return NOT_GRADED
+    return "graded"
 
 
 def grade(submissions: Path, workdir: Path, assignments: list[str], limits: Limits, *,
           jobs: int = 1, sandboxed: bool = True, progress: bool = True,
+          retry_failed: bool = False, students: list[str] | None = None,
           ) -> tuple[list[GradeResult], list[str], list[str]]:
-    """Grade every submission under ``submissions``: (results, problems, tampering reports)."""
+    """Grade every submission under ``submissions``: (results, problems, tampering reports).
+
+    ``retry_failed``: only (student, assignment) pairs not yet graded in ``workdir`` (a grader
+    failure, or a run that stopped before reaching them). ``students``: only these students.
+    """
     for assignment in assignments:
         for name in notebook_names(assignment):
             if not (NOTEBOOKS / assignment / f"{name}.ipynb").is_file():
@@ -194,30 +235,54 @@ def grade(submissions: Path, workdir: Path, assignments: list[str], limits: Limi
             raise CourseError(f"Could not prepare {assignment} for grading:\n{result['log']}")
     found = collect(submissions, assignments)
     problems = list(found.problems)
-    if not found.found:
+    if students:
+        unknown = sorted(set(students) - {s for s, _ in found.pairs})
+        if unknown:
+            raise CourseError(f"no submission from {', '.join(unknown)} in {submissions} for "
+                              f"{', '.join(assignments)} (student ids are the folder or zip names).")
+        found.found = {k: v for k, v in found.found.items() if k[0] in students}
+    if retry_failed:
+        found.found = {k: v for k, v in found.found.items()
+                       if status(workdir, *k) != "graded"}
+        if not found.found:
+            problems.append("--retry-failed: every submission found is already graded.")
+    elif not found.found:
         problems.append(f"No submissions found in {submissions} for {', '.join(assignments)}.")
     hidden = sorted({str(p) for p in (SOLUTIONS, workdir, submissions.resolve(),
                                       Path(__file__).resolve().parent.parent)})
     job_list = _jobs_for(found, limits, sandboxed, hidden)
-    for folder in ("submitted", "autograded", "results", "feedback"):
-        for student, assignment in found.pairs:
+    for student, assignment in found.pairs:
+        for folder in ("submitted", "autograded", "results", "feedback"):
             shutil.rmtree(workdir / folder / student / assignment, ignore_errors=True)
-    outcomes = _run_all(job_list, jobs, Progress(len(job_list), progress))
+    for job in job_list:
+        # What was read is kept before grading starts: a run that dies half-way leaves these
+        # submissions "not graded" (export, --retry-failed), never "not submitted".
+        path = workdir / "submitted" / job.student / job.assignment / f"{job.notebook}.ipynb"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(job.data)
     tampering: list[str] = []
+    graded_problems: list[str] = []
     by_pair: dict[tuple[str, str], list[str]] = {}
-    for job, outcome in zip(job_list, outcomes):
+
+    def record(job: Job, outcome: Outcome) -> None:
         _record(workdir, outcome, job.data)
-        problems += outcome.problems
-        tampering += outcome.tampering
+        graded_problems.extend(outcome.problems)
+        tampering.extend(outcome.tampering)
         by_pair.setdefault((job.student, job.assignment), []).extend(
             outcome.problems + outcome.tampering)
+
+    _run_all(job_list, jobs, Progress(len(job_list), progress), record)
+    problems += sorted(graded_problems)  # outcomes arrive in any order; reports do not
+    tampering.sort()
     results = []
     for student, assignment in found.pairs:
+        state = status(workdir, assignment=assignment, student=student)
         score, max_score = submission_score(workdir, assignment, student)
         notes = by_pair.get((student, assignment), [])
         results.append(GradeResult(student, assignment, score, max_score,
                                    notes[0] if notes else "",
-                                   [t for t in tampering if t.startswith(f"{student}/{assignment}:")]))
+                                   [t for t in tampering if t.startswith(f"{student}/{assignment}:")],
+                                   state))
     return results, problems, tampering
 
 
@@ -256,6 +321,8 @@ def feedback(workdir: Path, assignments: list[str]) -> list[Path]:
     for student_dir in sorted(p for p in results.iterdir() if p.is_dir()):
         for assignment in assignments:
             for outcome in load_results(workdir, assignment, student_dir.name):
+                if outcome.get("status", "graded") != "graded":
+                    continue  # not a grade: no page that would read as one
                 path = (workdir / "feedback" / student_dir.name / assignment /
                         f"{outcome['notebook']}.html")
                 path.parent.mkdir(parents=True, exist_ok=True)
@@ -282,15 +349,21 @@ def export(workdir: Path, output: Path, *, by_cell: bool = False) -> int:
                     rows.append([student.id, assignment.name, "", 0.0,
                                  float(assignment.max_score), "not submitted"])
                     continue
-                status = "needs manual grading" if sub.needs_manual_grade else "graded"
+                state = status(workdir, student.id, assignment.name)
+                if state != "graded":
+                    # A grader failure is not a score: the score column stays empty.
+                    rows.append([student.id, assignment.name, "", "",
+                                 float(sub.max_score), NOT_GRADED])
+                    continue
+                state = "needs manual grading" if sub.needs_manual_grade else "graded"
                 if by_cell:
                     for nb in sub.notebooks:
                         for g in nb.grades:
                             rows.append([student.id, assignment.name, g.name, float(g.score),
-                                         float(g.max_score), status])
+                                         float(g.max_score), state])
                 else:
                     rows.append([student.id, assignment.name, "", float(sub.score),
-                                 float(sub.max_score), status])
+                                 float(sub.max_score), state])
     output.parent.mkdir(parents=True, exist_ok=True)
     with output.open("w", newline="") as fh:
         writer = csv.writer(fh)

@@ -32,6 +32,7 @@ answers from reaching IPython, frames or native code in the first place.
 
 from __future__ import annotations
 
+import ast
 import re
 import secrets
 from dataclasses import dataclass, field
@@ -39,7 +40,7 @@ from dataclasses import dataclass, field
 import nbformat
 from nbformat.notebooknode import NotebookNode
 
-from .answers import is_test, meta
+from .answers import is_answer, is_test, meta
 from .execute import KERNEL_DIED
 
 ROLE = "tio_role"  # cell metadata key for the cells the grader adds
@@ -98,6 +99,8 @@ def _tio_make_guard():
         return a is b or (type(a) is type(b) and type(a) in (int, bool) and a == b)
 
     torch_dir = torch.__file__.rsplit("/", 1)[0] + "/"
+    library_dirs = tuple({p.rsplit("/", 1)[0] + "/" for p in (torch.__file__, numpy.__file__)}
+                         | {sys.prefix + "/", sys.base_prefix + "/"})
 
     def unchanged(old, new):
         # torch wraps some of its own functions lazily (importing torch._dynamo wraps
@@ -110,6 +113,68 @@ def _tio_make_guard():
                 return False
             new, seen = getattr(new, "__wrapped__", None), seen + 1
         return new is old
+
+    # -- the test runner: hidden tests run here, with names bound privately ---------------
+    import importlib, json
+    builtin_names = set(vars(builtins))
+    compile_, exec_, json_dumps = builtins.compile, builtins.exec, json.dumps
+    import_module, base_exception = importlib.import_module, BaseException
+
+    code_type = type((lambda: None).__code__)
+
+    def codes_of(codes):
+        """These code objects and every one nested in them (functions, lambdas, classes)."""
+        found, todo = set(), list(codes)
+        while todo:
+            code = todo.pop()
+            if type(code) is code_type and code not in found:
+                found.add(code)
+                todo += [c for c in code.co_consts if type(c) is code_type]
+        return found
+    check_codes = codes_of([v.__code__ for v in vars(tensorcourse.check).values()
+                            if type(v) is type(codes_of)])
+
+    def resolve(path):
+        module, _, attr = path.partition(":")
+        value = import_module(module)
+        if not attr:
+            return value
+        try:
+            return getattr(value, attr)
+        except AttributeError:
+            return import_module(f"{module}.{attr}")  # `from torch.utils import data`
+
+    def run_test(token, source, aliases):
+        code = compile_(source, f"<test {token[:8]}>", "exec")
+        ours = codes_of([code]) | check_codes
+        ns = dict(shell.user_ns)
+        for name in builtin_names & set(ns):
+            if name not in aliases and not name.startswith("__"):
+                del ns[name]  # a learner's `isinstance = ...` does not reach the test
+        for name, path in aliases.items():
+            ns[name] = resolve(path)  # `tc`, `torch`... as the release imported them
+        ns["__builtins__"] = builtins
+        before = dict(ns)
+        try:
+            exec_(code, ns)
+        except base_exception as err:
+            frames, tb = [], err.__traceback__
+            while tb is not None:
+                frames.append(tb.tb_frame.f_code)
+                tb = tb.tb_next
+            inner = frames[1:]  # frames[0] is this runner
+            kind = "ours" if inner and all(c in ours for c in inner) else (
+                "learner" if any(c not in ours and not c.co_filename.startswith(library_dirs)
+                                 for c in inner) else "library")
+            first = str(err).strip().splitlines()[0][:300] if kind == "ours" and str(err).strip() else ""
+            write(f"\nTIO-FAIL {token} " + json_dumps({"kind": kind, "ename": type(err).__name__[:80],
+                                                       "first": first}), flush=True)
+            raise
+        finally:
+            for name, value in ns.items():  # what the test defined, later cells may use
+                if name not in aliases and name != "__builtins__" and before.get(name) is not value:
+                    shell.user_ns[name] = value
+        write(f"\nTIO-PASS {token}", flush=True)
 
     def guard(token):
         changed = []
@@ -127,7 +192,7 @@ def _tio_make_guard():
             write(f"\nTIO-TAMPER {token} {','.join(changed[:8])}", flush=True)
         else:
             write(f"\nTIO-OK {token}", flush=True)
-    return guard
+    return guard, run_test
 '''
 
 
@@ -136,9 +201,40 @@ class Plan:
     """The tokens of one run: ``pass_tokens`` and ``ok_tokens`` by test grade id."""
 
     guard_name: str
+    runner_name: str = ""
     pass_tokens: dict[str, str] = field(default_factory=dict)
     ok_tokens: dict[str, str] = field(default_factory=dict)
     order: list[str] = field(default_factory=list)
+
+
+def trusted_aliases(nb: NotebookNode) -> dict[str, str]:
+    """Names the release binds by importing, as ``{name: "module"}`` or ``"module:attr"``.
+
+    Test cells see these names bound to what the release imported, whatever a learner's cell
+    rebound them to (``tc = FakeChecks()``): they are resolved afresh when each test runs.
+    Answer cells are the learner's and never count.
+    """
+    found: dict[str, str] = {}
+    for cell in nb.cells:
+        if cell.cell_type != "code" or is_answer(cell):
+            continue
+        try:
+            tree = ast.parse(cell.source)
+        except SyntaxError:
+            continue
+        for node in tree.body:
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.asname:
+                        found[alias.asname] = alias.name
+                    else:
+                        top = alias.name.split(".")[0]
+                        found[top] = top
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                for alias in node.names:
+                    if alias.name != "*":
+                        found[alias.asname or alias.name] = f"{node.module}:{alias.name}"
+    return found
 
 
 def _grader_cell(source: str, role: str, gid: str = "") -> NotebookNode:
@@ -149,8 +245,10 @@ def _grader_cell(source: str, role: str, gid: str = "") -> NotebookNode:
 
 def instrument(nb: NotebookNode) -> tuple[NotebookNode, Plan]:
     """Add the bootstrap, pass lines and integrity cells (see module docstring)."""
-    plan = Plan(guard_name=f"_tio_guard_{secrets.token_hex(12)}")
-    cells = [_grader_cell(f"{_BOOTSTRAP}\n{plan.guard_name} = _tio_make_guard()\n"
+    plan = Plan(guard_name=f"_tio_guard_{secrets.token_hex(12)}",
+                runner_name=f"_tio_test_{secrets.token_hex(12)}")
+    aliases = trusted_aliases(nb)
+    cells = [_grader_cell(f"{_BOOTSTRAP}\n{plan.guard_name}, {plan.runner_name} = _tio_make_guard()\n"
                           "del _tio_make_guard\n", "bootstrap")]
     for cell in nb.cells:
         if not is_test(cell):
@@ -161,7 +259,8 @@ def instrument(nb: NotebookNode) -> tuple[NotebookNode, Plan]:
         plan.pass_tokens[gid] = secrets.token_hex(16)
         plan.ok_tokens[gid] = secrets.token_hex(16)
         test = nbformat.from_dict(dict(cell))
-        test.source = f"{cell.source.rstrip()}\nprint('\\nTIO-PASS {plan.pass_tokens[gid]}', flush=True)\n"
+        test.source = (f"{plan.runner_name}({plan.pass_tokens[gid]!r}, {cell.source!r}, "
+                       f"{aliases!r})\n")
         test.metadata[ROLE] = {"role": "test", "grade_id": gid}
         cells.append(test)
         cells.append(_grader_cell(f"{plan.guard_name}('{plan.ok_tokens[gid]}')", "integrity", gid))
@@ -177,6 +276,7 @@ class Verdict:
     passed: bool
     reason: str = ""          # "", "failed", "timeout", "kernel died", "tampering: ..."
     tampered: str = ""        # what changed, when the integrity check caught something
+    failure: dict = field(default_factory=dict)  # the runner's TIO-FAIL report, if any
 
 
 def _stdout(cell: NotebookNode) -> list[str]:
@@ -194,6 +294,24 @@ def errors(cell: NotebookNode) -> list[NotebookNode]:
 
 
 _TAMPER = re.compile(r"^TIO-TAMPER (\S+) ?(.*)$")
+_FAIL = re.compile(r"^TIO-FAIL (\S+) (\{.*\})$")
+
+
+def failure_report(cell: NotebookNode, token: str) -> dict:
+    """The test runner's account of why a test failed: where it was raised (``ours``: the test
+    or ``tensorcourse.check``, by code identity; ``learner``; ``library``), its type and, for
+    ours only, its first line. Empty when the runner printed none (it never got that far)."""
+    import json
+
+    for line in _stdout(cell):
+        m = _FAIL.match(line)
+        if m and m.group(1) == token:
+            try:
+                data = json.loads(m.group(2))
+            except ValueError:
+                return {}
+            return {k: str(data.get(k, ""))[:300] for k in ("kind", "ename", "first")}
+    return {}
 
 
 def verdicts(executed: NotebookNode, plan: Plan) -> dict[str, Verdict]:
@@ -233,7 +351,8 @@ def verdicts(executed: NotebookNode, plan: Plan) -> dict[str, Verdict]:
             result[gid] = Verdict(False, "kernel died")
         elif errors(test):
             timeout = any(e.get("ename") == "CellTimeoutError" for e in errors(test))
-            result[gid] = Verdict(False, "timeout" if timeout else "failed")
+            result[gid] = Verdict(False, "timeout" if timeout else "failed",
+                                  failure=failure_report(test, plan.pass_tokens[gid]))
         elif f"TIO-PASS {plan.pass_tokens[gid]}" not in _stdout(test):
             result[gid] = Verdict(False, "tampering: the test did not run to its end, yet "
                                          "reported no error", "silenced error or skipped test")

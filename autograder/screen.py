@@ -21,7 +21,13 @@ Rules (each reason names the line):
   only without pickles (``weights_only``, ``allow_pickle``);
 * no ``__dunder__`` attribute except :data:`ALLOWED_DUNDERS`, no ``_private`` attribute
   except :data:`ALLOWED_PRIVATE`, none of :data:`FORBIDDEN_ATTRIBUTES`;
-* no assigning or deleting attributes of a module (``torch.equal = ...``, ``tc.check.x = ...``).
+* no assigning or deleting attributes of a module (``torch.equal = ...``, ``tc.check.x = ...``);
+* no binding a forbidden name (``def eval``, ``import math as __builtins__``; tests never see
+  a learner's rebinding of a built-in or of ``tc``/``torch``: they run with names bound
+  privately, :mod:`autograder.integrity`), no special methods other than
+  :data:`ALLOWED_DUNDERS` (a class whose ``__eq__`` says yes to everything is not an answer),
+  ``getattr``/``hasattr``/``type`` only called directly (never aliased or passed:
+  ``peek = getattr``), ``type`` with one argument.
 
 Course authors whose exercise needs something refused here extend the allow-lists below
 (the pipeline test grades every solution, so a too-strict screen fails CI, not a learner).
@@ -50,6 +56,10 @@ FORBIDDEN_NAMES = frozenset({
     "In", "Out", "_ih", "_oh", "_dh", "_i", "_ii", "_iii", "__", "___",
 })
 _HISTORY_NAME = re.compile(r"^_(i?\d+)$")
+# Built-ins that read an attribute by a name computed at run time: allowed only as a direct
+# call with a constant, screened name (`getattr(x, "shape")`), never passed around.
+_DYNAMIC = frozenset({"getattr", "hasattr", "type"})
+
 ALLOWED_DUNDERS = frozenset({
     "__init__", "__name__", "__call__", "__len__", "__getitem__", "__torch_function__",
     "__torch_dispatch__", "__new__", "__repr__", "__str__", "__doc__",
@@ -59,6 +69,8 @@ ALLOWED_PRIVATE = frozenset({
     "_make", "_values", "_indices", "_nnz",
 })
 FORBIDDEN_ATTRIBUTES = frozenset({
+    # attribute access by a computed name, passed around as a function
+    "attrgetter", "methodcaller",
     # pickles and native code run arbitrary code (torch.load and np.load: see _Screen.visit_Call)
     "loads", "load_library", "fromfile", "tofile", "from_file",
     # frames, code objects and generator internals reach the interpreter
@@ -120,6 +132,7 @@ class _Screen(ast.NodeVisitor):
 
     def visit_Import(self, node: ast.Import) -> None:
         for alias in node.names:
+            self._bound(node, alias.asname)
             reason = _module_allowed(alias.name)
             if reason:
                 self.flag(node, reason)
@@ -131,6 +144,7 @@ class _Screen(ast.NodeVisitor):
         if reason:
             self.flag(node, reason)
         for alias in node.names:
+            self._bound(node, alias.asname or alias.name)
             if alias.name == "*":
                 self.flag(node, f"uses `from {module} import *`")
                 continue
@@ -145,9 +159,45 @@ class _Screen(ast.NodeVisitor):
                                 "hook every torch call")
             self.modules.add(alias.asname or alias.name)
 
+    def _bound(self, node: ast.AST, name: str | None) -> None:
+        """A name this answer binds (def, class, import as, argument, except as)."""
+        if name is None:
+            return
+        reason = _name_problem(name)
+        if name.startswith("__") and name.endswith("__") and isinstance(
+                node, (ast.FunctionDef, ast.AsyncFunctionDef)) and name in ALLOWED_DUNDERS:
+            reason = None  # a method such as __init__ or __torch_function__
+        elif name.startswith("__") and name.endswith("__") and isinstance(
+                node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            reason = (f"defines the special method `{name}` (a result that answers comparisons "
+                      "or conversions itself is not graded)")
+        if reason:
+            self.flag(node, reason)
+
+    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        self._bound(node, node.name)
+        self.generic_visit(node)
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        self._bound(node, node.name)
+        self.generic_visit(node)
+
+    def visit_arg(self, node: ast.arg) -> None:
+        self._bound(node, node.arg)
+
+    def visit_ExceptHandler(self, node: ast.ExceptHandler) -> None:
+        self._bound(node, node.name)
+        self.generic_visit(node)
+
     def visit_Name(self, node: ast.Name) -> None:
         if node.id == "open" and id(node) not in self._checked:
             self.flag(node, "uses `open` other than in a call")
+        if node.id in _DYNAMIC and id(node) not in self._checked:
+            # `peek = getattr` or `reduce(getattr, ...)` would reach any attribute unseen.
+            self.flag(node, f"uses `{node.id}` other than in a direct call")
+
         reason = _name_problem(node.id)
         if reason:
             self.flag(node, reason)
@@ -198,7 +248,11 @@ class _Screen(ast.NodeVisitor):
                 and _root_name(func.value) in ("torch", "np", "numpy"):
             self._checked.add(id(func))
             self._check_load(node, str(_root_name(func.value)))
-        if isinstance(node.func, ast.Name) and node.func.id == "getattr":
+        if isinstance(func, ast.Name) and func.id in _DYNAMIC:
+            self._checked.add(id(func))
+        if isinstance(func, ast.Name) and func.id == "type" and len(node.args) != 1:
+            self.flag(node, "calls type() to build a class (write a class statement instead)")
+        if isinstance(node.func, ast.Name) and node.func.id in ("getattr", "hasattr"):
             name = node.args[1] if len(node.args) > 1 else None
             if not (isinstance(name, ast.Constant) and isinstance(name.value, str)):
                 self.flag(node, "calls getattr with a computed name")

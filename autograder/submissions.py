@@ -39,6 +39,7 @@ class Collected:
 
     found: dict[tuple[str, str], dict[str, bytes]] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
+    origin: dict[tuple[str, str, str], str] = field(default_factory=dict)  # where each was read
 
     @property
     def pairs(self) -> list[tuple[str, str]]:
@@ -86,8 +87,15 @@ def collect(source: Path, assignments: list[str]) -> Collected:
             found.problems.append(f"{label}: {assignment} has no notebook named {name!r}; skipped.")
             return
         notebooks = found.found.setdefault((student, assignment), {})
-        if data is not None and name not in notebooks:
+        if data is not None and name in notebooks:
+            # A folder and a zip (or two zip entries) for one notebook: which one the student
+            # meant is not the grader's guess to make silently.
+            found.problems.append(f"{label}: {student} submitted {assignment}/{name}.ipynb more "
+                                  "than once (a folder and a zip?); the first one read, from "
+                                  f"{found.origin[(student, assignment, name)]}, is graded.")
+        elif data is not None:
             notebooks[name] = data
+            found.origin[(student, assignment, name)] = label
 
     for entry in sorted(os.scandir(source), key=lambda e: e.name):
         if entry.name.startswith("."):

@@ -32,7 +32,7 @@ from nbformat.notebooknode import NotebookNode
 
 from .answers import NotANotebook, exercises, read_answers, rebuild
 from .execute import SurvivingExecute
-from .integrity import ROLE, errors, instrument, verdicts
+from .integrity import ROLE, instrument, verdicts
 from .sandbox import MIB, Limits, kernel_manager
 from .scratch import measure, remove
 from .screen import screen
@@ -92,26 +92,14 @@ class Outcome:
 
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
-_FRAME = re.compile(r"^(?:Cell In\s*\[(\d+)\]|File\s+(\S+?):\d+)")
+def learner_message(failure: dict, reason: str, rejected: str) -> str:
+    """What the learner may see about one failed test: never test code, never what was printed.
 
-
-def _frames(tb: list[str]) -> list[tuple[str, str]]:
-    """("cell", execution count) or ("file", path) of each frame of a traceback, outermost first."""
-    found = []
-    for block in tb:
-        for line in _ANSI.sub("", block).splitlines():
-            m = _FRAME.match(line.strip())
-            if m:
-                found.append(("cell", m.group(1)) if m.group(1) else ("file", m.group(2)))
-    return found
-
-
-def learner_message(cell: NotebookNode, reason: str, rejected: str) -> str:
-    """What the learner may see about one test: never test code, never what was printed.
-
-    An assertion written by the course (in the test cell or in ``tensorcourse.check``) and an
-    error raised inside a library show their first line; an error raised in the learner's own
-    code shows only its type, since its text could quote the hidden test's inputs.
+    ``failure`` is the test runner's report (:func:`autograder.integrity.failure_report`). Only
+    an error raised by the course's own code (the test itself or ``tensorcourse.check``,
+    recognised in the kernel by code identity, never by file name) shows its first line;
+    anything raised in or through the learner's code, or inside a library, shows only its type,
+    since its text could quote the hidden test's inputs.
     """
     if rejected:
         return f"your answer was not run: {rejected}"
@@ -123,22 +111,16 @@ def learner_message(cell: NotebookNode, reason: str, rejected: str) -> str:
         return "the test ran past the time limit and was interrupted"
     if reason == "notebook time limit":
         return "the notebook ran past its time limit; this test did not run"
-    errs = errors(cell)
-    if not errs:
-        return reason  # only failed tests get a message: this is why it failed
-    err = errs[0]
-    ename, evalue = str(err.get("ename", "Error")), str(err.get("evalue", ""))
-    first = _ANSI.sub("", evalue).strip().splitlines()[0][:300] if evalue.strip() else ""
-    frames = _frames(list(err.get("traceback", [])))
-    kind, where = frames[-1] if frames else ("", "")
-    test_cell = str(cell.get("execution_count"))
-    # A library error's text can be the learner's (torch.testing.assert_close(msg=...) called
-    # from their function): only errors that never passed through another cell are shown.
-    through_learner = any(k == "cell" and w != test_cell for k, w in frames)
-    ours = not through_learner and ((kind == "cell" and where == test_cell) or (
-        kind == "file" and (where.endswith("tensorcourse/check.py") or "site-packages" in where)))
-    if ours:
+    if not failure:
+        return reason
+    ename = _ANSI.sub("", failure.get("ename", "")) or "an error"
+    kind = failure.get("kind")
+    if kind == "ours":
+        first = _ANSI.sub("", failure.get("first", "")).strip()
         return f"{ename}: {first}" if first else f"{ename} (a check failed)"
+    if kind == "library":
+        return (f"{ename} was raised inside a library the test called with your result "
+                "(check its type, shape and dtype)")
     return f"your code raised {ename}"
 
 
@@ -345,8 +327,6 @@ def grade_notebook(job: Job) -> Outcome:
     if setup or cut.startswith(("grader error", "grading stopped early")):
         # Before learner code ran, or the grader's own machinery broke: not the learner's score.
         return not_graded(job.student, job.assignment, job.notebook, setup or cut)
-    cells = {c.metadata[ROLE]["grade_id"]: c for c in nb.cells
-             if c.get("metadata", {}).get(ROLE, {}).get("role") == "test"}
     for gid in plan.order:
         v = found_verdicts[gid]
         reason = v.reason
@@ -354,7 +334,7 @@ def grade_notebook(job: Job) -> Outcome:
             reason = cut
         why = "; ".join(rejected[a] for a in tests.get(gid, []) if a in rejected)
         out.tests.append(TestResult(gid, v.passed, reason,
-                                    learner_message(cells[gid], reason, why) if not v.passed
+                                    learner_message(v.failure, reason, why) if not v.passed
                                     else "passed"))
     # One line per submission: what was refused before running, what the checks caught.
     tampered = next((v.tampered for v in found_verdicts.values() if v.tampered), "")
