@@ -180,6 +180,11 @@ WRONG = {
         ("clamps the peak: rows of tiny values are no longer scaled by their own peak",
          _SCALE_HEAD +
          "    return x / x.abs().amax(dim=1, keepdim=True).clamp_min(1e-12)\n"),
+        ("clamps the peak at the dtype's smallest normal number: a subnormal row (1e-40) is divided by "
+         "finfo.tiny and comes out near 0.0085 instead of 1",
+         _SCALE_HEAD +
+         "    peak = x.abs().amax(dim=1, keepdim=True)\n"
+         "    return x / peak.clamp_min(torch.finfo(x.dtype).tiny)\n"),
         ("divides by the largest value of the whole tensor",
          _SCALE_HEAD +
          "    peak = x.abs().amax()\n"
