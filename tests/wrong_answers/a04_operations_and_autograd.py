@@ -77,6 +77,17 @@ WRONG = {
          "        elif p == 1:\n            out.append(q)\n"
          "        else:\n            raise ValueError(f'{p} vs {q}')\n"
          "    return out\n"),
+        ("raises ValueError without naming the two sizes (the contract asks for them)",
+         _BROADCAST_HEAD +
+         "    rank = max(len(a), len(b))\n"
+         "    a = (1,) * (rank - len(a)) + tuple(a)\n"
+         "    b = (1,) * (rank - len(b)) + tuple(b)\n"
+         "    out = []\n"
+         "    for p, q in zip(a, b):\n"
+         "        if p == q or q == 1:\n            out.append(p)\n"
+         "        elif p == 1:\n            out.append(q)\n"
+         "        else:\n            raise ValueError('the shapes cannot broadcast')\n"
+         "    return tuple(out)\n"),
     ],
     "ex2-add-cost-answer": [
         ("result bytes use the first operand's dtype (no type promotion)",
@@ -109,6 +120,9 @@ WRONG = {
         ("moves the bias inside the tanh: a different function",
          _LAYER_HEAD +
          "    z = x @ w\n    z += b\n    h = torch.tanh(z)\n    return (h.relu() ** 2).mean()\n"),
+        ("adds the bias in float32 (b.float()): a float64 loss with float32 rounding",
+         _LAYER_HEAD +
+         "    h = torch.tanh(x @ w)\n    h = h + b.float()\n    return (h.relu() ** 2).mean()\n"),
     ],
     "ex4-graph-flags-answer": [
         ("thinks w.float() makes a new recorded tensor",
