@@ -183,6 +183,26 @@ WRONG = {
          "    if block:\n"
          "        means.append(torch.stack(block).mean())\n"
          "    return torch.stack(means).tolist() if means else []\n"),
+        ("copies every step's loss into a host tensor (host[i] = step(): a device-to-host copy per step)",
+         _LOG_HEAD + _LOG_CHECK +
+         "    host, means = torch.empty(steps), []\n"
+         "    for i in range(steps):\n"
+         "        host[i] = step()\n"
+         "        if (i + 1) % every == 0 or i == steps - 1:\n"
+         "            means.append(host[i - i % every:i + 1].mean().item())\n"
+         "    return means\n"),
+        ("copies each block into a host buffer with copy_, then reads the buffer",
+         _LOG_HEAD + _LOG_CHECK +
+         "    means, block = [], []\n"
+         "    for _ in range(steps):\n"
+         "        block.append(step())\n"
+         "        if len(block) == every or len(means) * every + len(block) == steps:\n"
+         "            host = torch.empty(len(block))\n"
+         "            for j, loss in enumerate(block):\n"
+         "                host[j:j + 1].copy_(loss.reshape(1))\n"
+         "            means.append(host.mean().item())\n"
+         "            block = []\n"
+         "    return means\n"),
         ("reads every step through NumPy (np.asarray is a host read too)",
          "import numpy as np\n" + _LOG_HEAD + _LOG_CHECK +
          "    values = [float(np.asarray(step())) for _ in range(steps)]\n"
@@ -210,6 +230,11 @@ WRONG = {
          "        return type(batch)(v.to(device, non_blocking=v.is_pinned())\n"
          "                           if isinstance(v, torch.Tensor) else v for v in batch)\n"
          "    return batch\n"),
+        ("turns a namedtuple into a plain tuple (batch.x no longer works)",
+         _move("        return batch.to(device, non_blocking=batch.is_pinned())\n")),
+        ("rebuilds every tuple with type(batch)(generator): a namedtuple needs its items as arguments",
+         _move("        return batch.to(device, non_blocking=batch.is_pinned())\n",
+               "        return type(batch)(to_device(v, device) for v in batch)\n")),
         ("moves the dict's tensors in place, modifying the caller's batch",
          _MOVE_HEAD +
          "    if isinstance(batch, torch.Tensor):\n"
@@ -261,6 +286,16 @@ WRONG = {
          "    torch.set_grad_enabled(True)\n"
          "    if count == 0:\n        raise ValueError('no batches')\n"
          "    return total / count\n"),
+        ("weights each batch by its size (a mean over samples, not over batches)",
+         _EVAL_HEAD +
+         "    total, count = None, 0\n"
+         "    with torch.no_grad():\n"
+         "        for x, y in batches:\n"
+         "            loss = loss_fn(model(x), y) * len(x)\n"
+         "            total = loss if total is None else total + loss\n"
+         "            count += len(x)\n"
+         "    if count == 0:\n        raise ValueError('no batches')\n"
+         "    return (total / count).item()\n"),
         ("calls len(batches): fails on a generator",
          _EVAL_HEAD +
          "    if len(batches) == 0:\n        raise ValueError('no batches')\n"
