@@ -174,7 +174,7 @@ class _LimitedExecute(SurvivingExecute):
         return None
 
 
-MAX_MESSAGE_BYTES = 8 * MIB
+MAX_MESSAGE_BYTES = 64 * MIB
 
 
 def _content_bytes(content: Any) -> int:

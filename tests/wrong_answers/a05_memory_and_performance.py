@@ -102,6 +102,18 @@ WRONG = {
          "import torch.nn.functional as F\n\n\ndef pad_to_bucket(x, buckets=(16, 32, 64, 128), value=0.0):\n"
          "    n = x.shape[-1]\n    for b in sorted(buckets):\n        if n <= b:\n"
          "            return F.pad(x, (0, b - n), value=value)\n    return x\n"),
+        ("builds the result with torch.full without device=: a CPU result for a GPU x",
+         "def pad_to_bucket(x, buckets=(16, 32, 64, 128), value=0.0):\n    n = x.shape[-1]\n"
+         "    fits = [b for b in sorted(buckets) if b >= n]\n    if not fits:\n"
+         "        raise ValueError('too long')\n"
+         "    out = torch.full((*x.shape[:-1], fits[0]), value, dtype=x.dtype)\n"
+         "    out[..., :n] = x\n    return out\n"),
+        ("torch.full with the default float dtype: a float64 x comes back float32",
+         "def pad_to_bucket(x, buckets=(16, 32, 64, 128), value=0.0):\n    n = x.shape[-1]\n"
+         "    fits = [b for b in sorted(buckets) if b >= n]\n    if not fits:\n"
+         "        raise ValueError('too long')\n"
+         "    out = torch.full((*x.shape[:-1], fits[0]), float(value), device=x.device)\n"
+         "    out[..., :n] = x\n    return out if x.is_floating_point() else out.to(x.dtype)\n"),
     ],
     "ex5-autocast-answer": [
         ("applies the CUDA rule: softmax in float32", _autocast_with(softmax="torch.float32")),
