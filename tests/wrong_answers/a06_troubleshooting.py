@@ -46,6 +46,39 @@ def first_nonfinite(x, steps):
     return first
 '''
 
+_FIRST_NONFINITE_SUM = '''\
+def first_nonfinite(x, steps):
+    if not torch.isfinite(x.sum()):
+        return "input"
+    out = x
+    for name, fn in steps:
+        out = fn(out)
+        if not torch.isfinite(out.sum()):
+            return name
+    return None
+'''
+
+_WATCH_NORM_CHECK = '''\
+import math
+
+
+def watch_gradients(model):
+    norms, nonfinite, handles = {}, [], []
+    for name, p in model.named_parameters():
+        if not p.requires_grad:
+            continue
+        norms[name] = []
+
+        def hook(grad, name=name):
+            norm = grad.norm().item()
+            norms[name].append(norm)
+            if not math.isfinite(norm):
+                nonfinite.append(name)
+
+        handles.append(p.register_hook(hook))
+    return norms, nonfinite, handles
+'''
+
 _WATCH_LATE_BINDING = '''\
 def watch_gradients(model):
     norms, nonfinite, handles = {}, [], []
@@ -164,6 +197,7 @@ WRONG = {
         ("checks each step's input, so it blames the step after the culprit",
          _FIRST_NONFINITE_CHECKS_INPUTS),
         ("keeps running the steps after the first non-finite output", _FIRST_NONFINITE_RUNS_ALL),
+        ("checks the sum (one reduction): large finite elements overflow it to inf", _FIRST_NONFINITE_SUM),
     ],
     "ex2-watch-gradients-answer": [
         ("closure in a loop: every hook records under the last parameter's name",
@@ -172,6 +206,8 @@ WRONG = {
         ("stores tensors instead of Python floats", _WATCH_TENSORS),
         ("the hook replaces the gradient with a cleaned one", _WATCH_CLEANS),
         ("creates keys for frozen parameters too", _WATCH_ALL_PARAMS),
+        ("flags a gradient whose norm is not finite: a finite gradient's norm can overflow",
+         _WATCH_NORM_CHECK),
     ],
     "ex3-allocator-answer": [
         ("believes freeing a tensor gives the memory back to the GPU",
