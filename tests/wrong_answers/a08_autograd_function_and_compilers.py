@@ -145,6 +145,18 @@ WRONG = {
          "    def backward(ctx, grad_output):\n"
          "        x, = ctx.saved_tensors\n"
          "        return torch.where(x > 0, grad_output, grad_output * ctx.slope)\n"),
+        ("builds the local derivative as float32 scalars (torch.tensor(slope)): a float64 input gets a "
+         "gradient rounded through float32",
+         _LEAKY_HEAD +
+         "    def forward(ctx, x, negative_slope):\n"
+         "        ctx.save_for_backward(x)\n"
+         "        ctx.slope = negative_slope\n"
+         "        return torch.where(x > 0, x, x * negative_slope)\n\n"
+         "    @staticmethod\n"
+         "    def backward(ctx, grad_output):\n"
+         "        x, = ctx.saved_tensors\n"
+         "        local = torch.where(x > 0, torch.tensor(1.0), torch.tensor(ctx.slope))\n"
+         "        return grad_output * local, None\n"),
         ("calls F.leaky_relu through a helper and lets autograd differentiate it in backward",
          "def leaky(t, slope):\n"
          "    return F.leaky_relu(t, slope)\n\n\n"
@@ -178,6 +190,21 @@ WRONG = {
          "        need_x, need_w, need_b = ctx.needs_input_grad\n"
          "        return (grad_out @ w if need_x else None, x.T @ grad_out if need_w else None,\n"
          "                grad_out.sum(0) if need_b else None)\n"),
+        ("computes w's and b's gradients in one matmul with a column of ones (the bias trick), "
+         "whichever of them is needed",
+         _LINEAR_FORWARD +
+         "        need_x, need_w, need_b = ctx.needs_input_grad\n"
+         "        ones = torch.ones(x.shape[0], 1, dtype=x.dtype)\n"
+         "        grad_wb = grad_out.T @ torch.cat([x, ones], dim=1)\n"
+         "        return (grad_out @ w if need_x else None, grad_wb[:, :-1] if need_w else None,\n"
+         "                grad_wb[:, -1] if need_b else None)\n"),
+        ("computes every gradient transposed, and transposes back only the needed ones",
+         _LINEAR_FORWARD +
+         "        need_x, need_w, need_b = ctx.needs_input_grad\n"
+         "        grad_x_t, grad_w_t = w.T @ grad_out.T, x.T @ grad_out\n"
+         "        grad_b_row = grad_out.sum(0, keepdim=True)\n"
+         "        return (grad_x_t.T if need_x else None, grad_w_t.T if need_w else None,\n"
+         "                grad_b_row[0] if need_b else None)\n"),
     ],
     "ex4-saved-bytes-answer": [
         ("assumes autograd saves exactly the inputs that require grad",
