@@ -82,6 +82,50 @@ def center_rows(x):
     return Liar(torch.zeros_like(x))
 '''
 
+FAKE_TC = '''
+class Checks:
+    def same_tensor(self, *a, **k):
+        return True
+
+    def same_value(self, *a, **k):
+        return True
+
+    def raises(self, *a, **k):
+        return True
+
+
+class Fake:
+    check = Checks()
+
+
+tc = Fake()
+isinstance = lambda *a, **k: True
+'''
+
+# The issue's one-line screen bypass: getattr under another name reaches the notebook's
+# globals, replaces the guard and keeps only the pass line of every cell.
+FORGE = '''
+peek = getattr
+space = peek(peek(print, "__self__"), "globals")()
+for name in list(space):
+    if name.startswith("_tio_guard_"):
+        space[name] = lambda token: print("TIO-OK", token)
+'''
+
+LEAK = '''
+def center_rows(x):
+    fake = compile("raise AssertionError(str(In[-1]))", "/env/site-packages/torch/x.py", "exec")
+    exec(fake)
+'''
+
+
+def _bad_cell_type(nb, _paths):
+    out = copy.deepcopy(nb)
+    answers = [c for c in out.cells if nbgrader_meta(c).get("solution")]
+    answers[0]["cell_type"] = "\x1b[2J\x1b[Hattacker 14.0 / 14.0\x1b[8m"
+    return out
+
+
 ATTACKS: dict[str, tuple[str, Build]] = {
     "a-skip-tags": ("test cells tagged to skip, given 100 points and emptied",
                     lambda nb, p: _every_test(nb, _skip_tags)),
@@ -143,4 +187,25 @@ ATTACKS: dict[str, tuple[str, Build]] = {
                    lambda nb, p: _answer(nb, "def center_rows(x):\n    raise KeyboardInterrupt", 2)),
     "a-locked-edit": ("test cells edited to `pass`", lambda nb, p: _every_test(
         nb, lambda c: setattr(c, "source", "pass"))),
+    "a-shadow-tc": ("rebind tc to checks that always pass, and isinstance (defeated: tests bind "
+                    "names privately)", lambda nb, p: _cheat(nb, FAKE_TC)),
+    "a-lying-float": ("a float subclass whose comparisons say yes", lambda nb, p: _answer(
+        nb, "class Yes(float):\n    def __eq__(self, other):\n        return True\n"
+            "    __hash__ = float.__hash__\n\ndef center_rows(x):\n    return Yes(0)\n", 2)),
+    "a-def-eval": ("def eval / import math as __builtins__", lambda nb, p: _cheat(
+        nb, "def eval(*a):\n    return True\n\nimport math as __builtins__")),
+    "a-getattr-alias": ("getattr by another name reaches the globals and forges the guard",
+                        lambda nb, p: _cheat(nb, FORGE)),
+    "a-reduce-getattr": ("functools.reduce(getattr, ...) and operator.attrgetter", lambda nb, p: _cheat(
+        nb, "import functools, operator\n"
+            "g = functools.reduce(getattr, ['__self__'], print)\n"
+            "h = operator.attrgetter('__self__')(print)")),
+    "a-type-class": ("type() building a class with a lying __eq__", lambda nb, p: _answer(
+        nb, "Yes = type('Yes', (float,), {'__eq__': lambda s, o: True})\n\n"
+            "def center_rows(x):\n    return Yes(0)\n", 2)),
+    "a-leak-tests": ("an error compiled under a library's file name quoting the test cell",
+                     lambda nb, p: _answer(nb, LEAK, 2)),
+    "a-huge-error": ("a 40 MB exception message and traceback", lambda nb, p: _answer(
+        nb, "raise ValueError('x' * 40_000_000)")),
+    "a-cell-type-escape": ("terminal escapes in a cell type", _bad_cell_type),
 }

@@ -96,6 +96,10 @@ def attacked(tmp_path_factory):
     (subs / "a-huge" / A / f"{A}.ipynb").write_bytes(b" " * (21 * 2**20))
     with zipfile.ZipFile(subs / "a-zipbomb.zip", "w", zipfile.ZIP_DEFLATED) as zf:
         zf.writestr(f"{A}/{A}.ipynb", b" " * (30 * 2**20))
+    # One student, a folder and a zip: the folder is read first and graded; the zip is named.
+    _write(rel, subs, "a-twice")
+    with zipfile.ZipFile(subs / "a-twice.zip", "w") as zf:
+        zf.writestr(f"{A}/{A}.ipynb", nbformat.writes(with_replacements(rel, answers)))
     before = _state(subs)
     tmp = tmp_path_factory.mktemp("sockets")  # this run's sandboxes, told apart from others'
     run = subprocess.run([sys.executable, "-m", "autograder", "grade", str(subs), A, "--workdir",
@@ -114,7 +118,7 @@ def test_grading_run_succeeds(attacked):
     assert attacked["run"].returncode == 0, attacked["run"].stdout + attacked["run"].stderr
 
 
-@pytest.mark.parametrize("student", [*ATTACKS, "a-symlink", "a-huge", "a-zipbomb"])
+@pytest.mark.parametrize("student", [*ATTACKS, "a-symlink", "a-huge", "a-zipbomb", "a-twice"])
 def test_every_attack_scores_zero(attacked, student):
     scores = _scores(attacked, student)
     assert scores and all(s == 0 for s, _ in scores.values()), (ATTACKS.get(student), scores)
@@ -132,12 +136,30 @@ def test_attacks_are_reported(attacked):
     out = attacked["run"].stdout
     for student in ("a-custom-exc", "a-transformer", "a-magic", "a-patch-equal", "a-settrace",
                     "a-dunder-escape", "a-patch-check", "a-patch-alias", "a-wrapped",
-                    "a-shadow-method"):
+                    "a-shadow-method", "a-lying-float", "a-def-eval", "a-getattr-alias",
+                    "a-reduce-getattr", "a-type-class", "a-leak-tests"):
         assert f"{student}/{A}" in out.split("Tampering")[-1], (student, out)
     for student, words in (("a-symlink", "symlink"), ("a-huge", "limit"), ("a-zipbomb", "limit"),
-                           ("a-locked-edit", "locked cell"), ("a-skip-tags", "locked cell")):
+                           ("a-locked-edit", "locked cell"), ("a-skip-tags", "locked cell"),
+                           ("a-twice", "more than once")):
         assert any(student in line and words in line for line in out.splitlines()), (student, out)
     assert "control-" not in out.split("Problems:")[-1] if "Problems:" in out else True
+
+
+def test_reports_are_printed_clean(attacked):
+    """Escapes from a submission are printed escaped: nothing repaints the instructor's screen."""
+    out = attacked["run"].stdout + attacked["run"].stderr
+    assert "\x1b" not in out and "\\x1b[2J" in out, out[-2000:]
+    assert not any(line.startswith("attacker") for line in out.splitlines())
+
+
+def test_a_flood_of_error_text_is_bounded(attacked):
+    """40 MB of exception text: the kept notebook stays small; everyone else is graded."""
+    executed = attacked["workdir"] / "autograded" / "a-huge-error" / A / f"{A}.ipynb"
+    assert executed.stat().st_size < 4 * 2**20, executed.stat().st_size
+    results = attacked["workdir"] / "results"
+    graded = {p.parent.parent.name for p in results.rglob("*.json")}
+    assert {"control-full", "control-some", "control-none", "a-huge-error"} <= graded
 
 
 def test_nothing_outside_the_sandbox_changed(attacked):

@@ -114,6 +114,10 @@ WRONG = {
          "def standardized(signal, start, length):\n"
          "    window = signal[start:start + length].float()\n"
          "    return ((window - window.mean()) / window.std()).to(signal.dtype)\n"),
+        ("adds an epsilon to the std (the normalization-layer habit; the contract says none)",
+         "def standardized(signal, start, length):\n"
+         "    window = signal[start:start + length]\n"
+         "    return (window - window.mean()) / (window.std() + 1e-8)\n"),
     ],
     "ex5-view-copy-error-answer": [
         ("view thought to need a contiguous tensor",

@@ -160,6 +160,25 @@ def train_epoch(model, opt, batches):
     return total / len(batches), means
 '''
 
+_TRAIN_SAMPLE_WEIGHTED = '''\
+def train_epoch(model, opt, batches):
+    means = []
+    handle = model[0].register_forward_hook(
+        lambda module, inputs, output: means.append(output.detach().abs().mean().item()))
+    total, samples = 0.0, 0
+    try:
+        for x, y in batches:
+            loss = F.mse_loss(model(x), y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            total += loss.item() * len(x)
+            samples += len(x)
+    finally:
+        handle.remove()
+    return total / samples, means
+'''
+
 # ---- exercise 3: grad_norms ----------------------------------------------------------------------
 
 _NORMS_FROM_DOT_GRAD = '''\
@@ -424,6 +443,13 @@ def standardize_fixed(x):
     return (x - mean) / x.std().clamp_min(1e-6)
 '''
 
+_STD_FLOAT32 = '''\
+def standardize_fixed(x):
+    x32 = x.float()
+    mean, std = x32.mean(), x32.std()
+    return torch.where(std < 1e-6, x32 - mean, (x32 - mean) / std).to(x.dtype)
+'''
+
 _STD_NAN_TO_NUM = '''\
 def standardize_fixed(x):
     mean = x.mean()
@@ -445,6 +471,7 @@ WRONG = {
         ("accumulates loss.detach(): returns a tensor, not a float", _TRAIN_DETACH_TOTAL),
         ("keeps the detached activations in a global log", _TRAIN_KEEPS_ACTIVATIONS),
         ("zero_grad() after backward(): the step uses no gradient", _TRAIN_ZERO_GRAD_LATE),
+        ("weights each batch's loss by its size (a per-sample mean)", _TRAIN_SAMPLE_WEIGHTED),
     ],
     "ex3-grad-norms-answer": [
         ("reads p.grad after backward (includes earlier passes)", _NORMS_FROM_DOT_GRAD),
@@ -476,5 +503,6 @@ WRONG = {
         ("biased std (unbiased=False): different values", _STD_BIASED),
         ("clamps std at 1e-6: right for constants, wrong for a tiny nonzero std", _STD_CLAMPED),
         ("nan_to_num of (x - mean) / std: divides by a tiny nonzero std", _STD_NAN_TO_NUM),
+        ("computes in float32 whatever the input: float64 loses precision", _STD_FLOAT32),
     ],
 }

@@ -1,0 +1,81 @@
+"""A grader failure is never a grade: not graded, said so everywhere, regraded on request.
+
+A real grading run (sandboxed kernels, nbgrader's gradebook) of three students on notebook 01,
+where the kernel of one of them cannot start (as when the sandbox cannot read the environment).
+Checked: that student is "not graded" in the run's results, the gradebook export (empty score)
+and the feedback (no page); the others are exact; `--retry-failed` then grades only that
+student, and `--student` only the one named.
+"""
+
+from __future__ import annotations
+
+import csv
+
+import nbformat
+import pytest
+
+from autograder import grading, unit
+from autograder.sandbox import Limits, unavailable
+from coursefiles import read, release_path, solution_answers, with_replacements
+
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(unavailable() is not None, reason=f"no sandbox: {unavailable()}")]
+A = "01-why-tensors"
+
+
+def _write(nb, folder, student):
+    path = folder / student / A / f"{A}.ipynb"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, path)
+
+
+def _rows(workdir):
+    out = workdir / "grades.csv"
+    grading.export(workdir, out)
+    return {r["student"]: r for r in csv.DictReader(out.open())}
+
+
+def test_not_graded_is_never_a_score_and_can_be_regraded(tmp_path, monkeypatch):
+    subs, workdir = tmp_path / "sub missions", tmp_path / "grading folder"  # spaces are fine
+    rel = read(release_path(A))
+    solved = with_replacements(rel, solution_answers(A))
+    for student in ("alice", "bob", "carol"):
+        _write(solved, subs, student)
+    real = unit._execute
+
+    def broken_for_bob(nb, job):
+        if job.student == "bob":
+            raise unit.GraderFailure("the kernel did not start (simulated)")
+        return real(nb, job)
+
+    monkeypatch.setattr(unit, "_execute", broken_for_bob)
+    results, problems, _ = grading.grade(subs, workdir, [A], Limits(), jobs=1, progress=False)
+    by = {r.student: r for r in results}
+    assert by["bob"].status == "not graded" and by["alice"].status == by["carol"].status == "graded"
+    assert by["alice"].score == by["alice"].max_score > 0
+    assert any("bob" in p and "NOT GRADED" in p and "--retry-failed" in p for p in problems)
+    rows = _rows(workdir)
+    assert rows["bob"]["status"] == "not graded" and rows["bob"]["score"] == ""
+    assert rows["alice"]["status"] == "graded" and float(rows["alice"]["score"]) > 0
+    pages = grading.feedback(workdir, [A])
+    assert {p.parent.parent.name for p in pages} == {"alice", "carol"}
+
+    # The machine is fixed: only what is not graded is graded again.
+    monkeypatch.setattr(unit, "_execute", real)
+    seen: list[str] = []
+    real_grade = unit.grade_notebook
+
+    def spy(job):
+        seen.append(job.student)
+        return real_grade(job)
+    monkeypatch.setattr(grading, "grade_notebook", spy)
+    results, _, _ = grading.grade(subs, workdir, [A], Limits(), jobs=1, progress=False,
+                                  retry_failed=True)
+    assert seen == ["bob"] and [r.status for r in results] == ["graded"]
+    rows = _rows(workdir)
+    assert rows["bob"]["status"] == "graded" and rows["bob"]["score"] == rows["alice"]["score"]
+
+    seen.clear()
+    results, _, _ = grading.grade(subs, workdir, [A], Limits(), jobs=1, progress=False,
+                                  students=["carol"])
+    assert seen == ["carol"] and len(_rows(workdir)) == 3
