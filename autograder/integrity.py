@@ -42,6 +42,7 @@ from nbformat.notebooknode import NotebookNode
 
 from .answers import is_answer, is_test, meta
 from .execute import KERNEL_DIED
+from .rewrite import policy
 
 ROLE = "tio_role"  # cell metadata key for the cells the grader adds
 
@@ -90,6 +91,8 @@ def _tio_make_guard():
                 "torch function modes": torch._C._len_torch_function_stack(),
                 "torch dispatch modes": torch._C._len_torch_dispatch_stack(),
                 "grad mode": torch.is_grad_enabled(),
+                "answer guard": (shell.user_ns.get("__tio_getattr__"),
+                                 shell.user_ns.get("__tio_setattr__")),
                 "default dtype": torch.get_default_dtype()}
     hook_baseline = hooks()
 
@@ -176,6 +179,57 @@ def _tio_make_guard():
                     shell.user_ns[name] = value
         write(f"\nTIO-PASS {token}", flush=True)
 
+    # -- the run-time attribute guard of answers (autograder.rewrite) ----------------------
+    policy = __POLICY__
+    module_type = type(builtins)
+    allowed_modules, forbidden_modules = set(policy["allowed_modules"]), set(policy["forbidden_modules"])
+    allowed_special, refused_names = set(policy["allowed_special"]), set(policy["refused_names"])
+    module_names = {k: set(v) for k, v in policy["module_names"].items()}
+    load_from = set(policy["load_from"])
+    real_getattr, real_setattr = builtins.getattr, builtins.setattr
+    permission_error = PermissionError
+
+    def module_allowed(name):
+        parts = name.split(".")
+        return (parts[0] in allowed_modules and not any(p.startswith("_") for p in parts)
+                and not any(".".join(parts[:i]) in forbidden_modules for i in range(1, len(parts) + 1)))
+
+    def refuse(what):
+        write(f"\nTIO-REFUSED {what}", flush=True)
+        raise permission_error(f"the grader does not let answers use {what}")
+
+    def answer_getattr(obj, name, *default):
+        if type(name) is not str:
+            raise TypeError("getattr(): attribute name must be a string")
+        if name.startswith("_") and name not in allowed_special:
+            refuse(f"the private or special attribute .{name}")
+        if name in refused_names:
+            refuse(f".{name}")
+        if isinstance(obj, module_type):
+            where = real_getattr(obj, "__name__", "?")
+            if not module_allowed(where):
+                refuse(f"the module {where}")
+            if where in module_names and name not in module_names[where]:
+                refuse(f"{where}.{name}")
+            if name == "load" and where not in load_from:
+                refuse(f"{where}.load (it reads pickles)")
+        value = real_getattr(obj, name, *default)
+        if isinstance(value, module_type) and not module_allowed(real_getattr(value, "__name__", "?")):
+            refuse(f"the module {real_getattr(value, '__name__', '?')} (through .{name})")
+        return value
+
+    def answer_setattr(obj, name, value):
+        if name.startswith("_") and name not in allowed_special:
+            refuse(f"assigning the private or special attribute .{name}")
+        if isinstance(obj, module_type):
+            refuse(f"assigning {real_getattr(obj, '__name__', '?')}.{name} (a library the tests use)")
+        if isinstance(obj, type) and real_getattr(obj, "__module__", "") != "__main__":
+            refuse(f"assigning {obj.__name__}.{name} (a class the tests use)")
+        real_setattr(obj, name, value)
+
+    shell.user_ns["__tio_getattr__"], shell.user_ns["__tio_setattr__"] = answer_getattr, answer_setattr
+    hook_baseline = hooks()  # now with the answer guard in place
+
     def guard(token):
         changed = []
         for label, space in spaces.items():
@@ -248,7 +302,8 @@ def instrument(nb: NotebookNode) -> tuple[NotebookNode, Plan]:
     plan = Plan(guard_name=f"_tio_guard_{secrets.token_hex(12)}",
                 runner_name=f"_tio_test_{secrets.token_hex(12)}")
     aliases = trusted_aliases(nb)
-    cells = [_grader_cell(f"{_BOOTSTRAP}\n{plan.guard_name}, {plan.runner_name} = _tio_make_guard()\n"
+    bootstrap = _BOOTSTRAP.replace("__POLICY__", repr(policy()))
+    cells = [_grader_cell(f"{bootstrap}\n{plan.guard_name}, {plan.runner_name} = _tio_make_guard()\n"
                           "del _tio_make_guard\n", "bootstrap")]
     for cell in nb.cells:
         if not is_test(cell):

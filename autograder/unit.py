@@ -33,6 +33,7 @@ from nbformat.notebooknode import NotebookNode
 from .answers import NotANotebook, exercises, read_answers, rebuild
 from .execute import SurvivingExecute
 from .integrity import ROLE, instrument, verdicts
+from .rewrite import rewrite
 from .sandbox import MIB, Limits, kernel_manager
 from .scratch import measure, remove
 from .screen import screen
@@ -293,6 +294,22 @@ def _log_tail(path: Path) -> str:
     return f"; kernel log: {text}" if text else ""
 
 
+def _refusals(nb: NotebookNode) -> list[str]:
+    """What the run-time attribute guard refused (its ``TIO-REFUSED`` lines), once each.
+
+    A learner can print such a line too: it can only report them, never earn a point."""
+    found: list[str] = []
+    for cell in nb.cells:
+        for out in cell.get("outputs", []):
+            if out.get("output_type") == "stream":
+                text = out.get("text", "")
+                for line in ("".join(text) if isinstance(text, list) else text).splitlines():
+                    what = line[len("TIO-REFUSED "):][:120] if line.startswith("TIO-REFUSED ") else ""
+                    if what and what not in found:
+                        found.append(what)
+    return found
+
+
 def grade_notebook(job: Job) -> Outcome:
     """Grade one notebook (see the module docstring). Never raises for a learner's mistake."""
     out = Outcome(job.student, job.assignment, job.notebook)
@@ -317,7 +334,8 @@ def grade_notebook(job: Job) -> Outcome:
             rejected[gid] = "; ".join(reasons[:3])
             sources[gid] = ("raise RuntimeError('This answer was not run by the grader: it uses "
                             "something graded answers may not use (see your feedback).')")
-    nb, plan = instrument(rebuild(release, solution, sources))
+    # Every attribute access of an answer is checked again at run time (autograder.rewrite).
+    nb, plan = instrument(rebuild(release, solution, {g: rewrite(src) for g, src in sources.items()}))
     try:
         nb, cut = _execute(nb, job)
     except GraderFailure as err:
@@ -343,6 +361,9 @@ def grade_notebook(job: Job) -> Outcome:
         first = next(g for g in plan.order if found_verdicts[g].tampered)
         found_what.append(f"integrity check failed from {first} on ({tampered}): that test and "
                           "every later one score 0")
+    refused = _refusals(nb)
+    if refused:
+        found_what.append("refused at run time: " + "; ".join(refused[:3]))
     if found_what:
         out.tampering.append(f"{label}: " + "; ".join(found_what))
     if cut:

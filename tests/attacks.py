@@ -208,4 +208,10 @@ ATTACKS: dict[str, tuple[str, Build]] = {
     "a-huge-error": ("a 40 MB exception message and traceback", lambda nb, p: _answer(
         nb, "raise ValueError('x' * 40_000_000)")),
     "a-cell-type-escape": ("terminal escapes in a cell type", _bad_cell_type),
+    "a-torch-builtins": ("builtins and os reached as public attributes of torch", lambda nb, p: _cheat(
+        nb, "run = torch.builtins.exec\nrun(\"import os; os.system('touch /tmp/tio-pwned')\")\n"
+            "torch.os.system('touch /tmp/tio-pwned')")),
+    "a-indirect-module": ("a library patched and a pickle loader reached through an alias the "
+                          "screen cannot follow", lambda nb, p: _cheat(
+        nb, "m = [np][0]\nm.allclose = lambda *a, **k: True\nloader = [np.ma][0].load")),
 }

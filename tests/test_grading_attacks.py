@@ -137,7 +137,8 @@ def test_attacks_are_reported(attacked):
     for student in ("a-custom-exc", "a-transformer", "a-magic", "a-patch-equal", "a-settrace",
                     "a-dunder-escape", "a-patch-check", "a-patch-alias", "a-wrapped",
                     "a-shadow-method", "a-lying-float", "a-def-eval", "a-getattr-alias",
-                    "a-reduce-getattr", "a-type-class", "a-leak-tests"):
+                    "a-reduce-getattr", "a-type-class", "a-leak-tests", "a-torch-builtins",
+                    "a-indirect-module"):
         assert f"{student}/{A}" in out.split("Tampering")[-1], (student, out)
     for student, words in (("a-symlink", "symlink"), ("a-huge", "limit"), ("a-zipbomb", "limit"),
                            ("a-locked-edit", "locked cell"), ("a-skip-tags", "locked cell"),

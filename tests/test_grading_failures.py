@@ -10,6 +10,9 @@ student, and `--student` only the one named.
 from __future__ import annotations
 
 import csv
+import os
+import sys
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -37,6 +40,8 @@ def _rows(workdir):
 
 def test_not_graded_is_never_a_score_and_can_be_regraded(tmp_path, monkeypatch):
     subs, workdir = tmp_path / "sub missions", tmp_path / "grading folder"  # spaces are fine
+    # nbgrader runs `alembic` from this environment (the command line puts it on PATH too).
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
     rel = read(release_path(A))
     solved = with_replacements(rel, solution_answers(A))
     for student in ("alice", "bob", "carol"):
