@@ -67,10 +67,6 @@ WRONG = {
          "    return loss, g\n"),
     ],
     "ex5-median-time-answer": [
-        ("torch.median: the lower of the two middle values for an even count",
-         _TIMER_HEAD + "    return float(torch.tensor(durations).median())\n"),
-        ("sorted(...)[n // 2]: the upper middle value for an even count",
-         _TIMER_HEAD + "    return float(sorted(durations)[len(durations) // 2])\n"),
         ("mean instead of median",
          "import time\n\ndef median_time(fn, repeats=5, warmup=1):\n"
          "    if repeats < 1:\n        raise ValueError('repeats')\n"
@@ -88,5 +84,9 @@ WRONG = {
          "    if repeats < 1:\n        raise ValueError('repeats')\n"
          "    for _ in range(warmup):\n        fn()\n    s = time.perf_counter()\n"
          "    for _ in range(repeats):\n        fn()\n    return (time.perf_counter() - s) / repeats\n"),
+        ("torch.median: the lower of the two middle values for an even count",
+         _TIMER_HEAD + "    return float(torch.tensor(durations).median())\n"),
+        ("sorted(...)[n // 2]: the upper middle value for an even count",
+         _TIMER_HEAD + "    return float(sorted(durations)[len(durations) // 2])\n"),
     ],
 }
