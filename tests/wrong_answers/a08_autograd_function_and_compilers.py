@@ -87,6 +87,10 @@ WRONG = {
          "    def backward(ctx, grad_output):\n"
          "        out, = ctx.saved_tensors\n"
          "        return grad_output * (out >= 0)\n"),
+        ("computes the gradient in float32 whatever the input's dtype: a float64 gradient rounded "
+         "through float32",
+         _RELU_HEAD +
+         "        return (grad_output.float() * (input > 0).float()).to(grad_output.dtype)\n"),
         ("calls torch.relu through a helper and lets autograd differentiate it in backward",
          "def positive_part(t):\n"
          "    return torch.relu(t)\n\n\n"
