@@ -99,12 +99,19 @@ WRONG = {
         ("a Python loop over the models",
          "import torch\n\n\ndef ensemble_forward(models, x):\n"
          "    return torch.stack([m(x) for m in models])\n"),
+        ("a Python loop that calls m.forward(x), which skips the hooks the grader counts with",
+         "import torch\n\n\ndef ensemble_forward(models, x):\n"
+         "    return torch.stack([m.forward(x) for m in models])\n"),
     ],
     "ex4-triton-kernel-answer": [
         ("no mask: the last block writes past the end",
          _KERNEL_HEAD + "    offsets = tl.program_id(axis=0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)\n"
          "    x = tl.load(x_ptr + offsets)\n"
          "    tl.store(out_ptr + offsets, tl.maximum(x * scale + bias, 0.0))\n" + _LAUNCHER),
+        ("masks the store but not the load: reads past the end of x",
+         _KERNEL_HEAD + "    offsets = tl.program_id(axis=0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)\n"
+         "    mask = offsets < n_elements\n    x = tl.load(x_ptr + offsets)\n"
+         "    tl.store(out_ptr + offsets, tl.maximum(x * scale + bias, 0.0), mask=mask)\n" + _LAUNCHER),
         ("ReLU before scale and bias",
          _KERNEL_HEAD + "    offsets = tl.program_id(axis=0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)\n"
          "    mask = offsets < n_elements\n    x = tl.load(x_ptr + offsets, mask=mask)\n"
