@@ -51,7 +51,8 @@ def _tio_make_guard():
     import builtins, sys, threading
     import math, operator, statistics, time
     import numpy, torch, torch.nn.functional, tensorcourse, tensorcourse.check
-    import torch._dynamo  # imported later by torch.compile/torch.func, it re-wraps torch.manual_seed
+    # (torch._dynamo is not imported here: it costs as much as torch; when a notebook imports it,
+    # it re-wraps torch.manual_seed, which `unchanged` below accepts)
     from IPython import get_ipython
     shell = get_ipython()
     write = builtins.print
@@ -118,7 +119,7 @@ def _tio_make_guard():
         return new is old
 
     # -- the test runner: hidden tests run here, with names bound privately ---------------
-    import importlib, json
+    import importlib, json, linecache
     builtin_names = set(vars(builtins))
     compile_, exec_, json_dumps = builtins.compile, builtins.exec, json.dumps
     import_module, base_exception = importlib.import_module, BaseException
@@ -148,7 +149,10 @@ def _tio_make_guard():
             return import_module(f"{module}.{attr}")  # `from torch.utils import data`
 
     def run_test(token, source, aliases):
-        code = compile_(source, f"<test {token[:8]}>", "exec")
+        filename = f"<test {token[:8]}>"
+        # Registered like IPython registers a cell: inspect (TorchScript, explain) finds the source.
+        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+        code = compile_(source, filename, "exec")
         ours = codes_of([code]) | check_codes
         ns = dict(shell.user_ns)
         for name in builtin_names & set(ns):
@@ -205,14 +209,17 @@ def _tio_make_guard():
             refuse(f"the private or special attribute .{name}")
         if name in refused_names:
             refuse(f".{name}")
-        if isinstance(obj, module_type):
-            where = real_getattr(obj, "__name__", "?")
-            if not module_allowed(where):
-                refuse(f"the module {where}")
-            if where in module_names and name not in module_names[where]:
-                refuse(f"{where}.{name}")
-            if name == "load" and where not in load_from:
-                refuse(f"{where}.load (it reads pickles)")
+        if not isinstance(obj, module_type):
+            # Only a module's attributes are checked further: that keeps the guard transparent
+            # to torch.compile (Dynamo inlines it without a graph break on tensors and methods).
+            return real_getattr(obj, name, *default)
+        where = real_getattr(obj, "__name__", "?")
+        if not module_allowed(where):
+            refuse(f"the module {where}")
+        if where in module_names and name not in module_names[where]:
+            refuse(f"{where}.{name}")
+        if name == "load" and where not in load_from:
+            refuse(f"{where}.load (it reads pickles)")
         value = real_getattr(obj, name, *default)
         if isinstance(value, module_type) and not module_allowed(real_getattr(value, "__name__", "?")):
             refuse(f"the module {real_getattr(value, '__name__', '?')} (through .{name})")

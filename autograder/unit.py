@@ -28,6 +28,7 @@ from typing import Any
 
 import nbformat
 import zmq
+from nbclient.util import run_sync
 from nbformat.notebooknode import NotebookNode
 
 from .answers import NotANotebook, exercises, read_answers, rebuild
@@ -87,6 +88,9 @@ class Outcome:
     # no points are recorded, and `grade --retry-failed` grades it again.
     status: str = "graded"
     failure: str = ""        # why it was not graded, for the instructor
+    # Wall seconds by phase: kernel start (sandbox, Python, ipykernel), bootstrap (imports,
+    # snapshot), notebook (release and answer cells), tests, integrity, judging (the rest).
+    timings: dict[str, float] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -133,13 +137,28 @@ class _LimitedExecute(SurvivingExecute):
     """
 
     output_limit = 1 << 20
+    timings: dict[str, float]
     grader_cell_timeout = 600  # the bootstrap imports torch: never cut short on a loaded machine
     ready = False              # the kernel started and answered: from here, learner code may run
 
     async def async_start_new_kernel_client(self) -> Any:
+        start = time.monotonic()
         kc = await super().async_start_new_kernel_client()
         self.ready = True
+        self.timings["kernel start"] = time.monotonic() - start
         return kc
+
+    # nbclient binds the sync name to its own async function: point it at the override.
+    start_new_kernel_client = run_sync(async_start_new_kernel_client)
+
+    def preprocess_cell(self, cell: NotebookNode, resources: Any, index: int):
+        start = time.monotonic()
+        try:
+            return super().preprocess_cell(cell, resources, index)
+        finally:
+            role = cell.get("metadata", {}).get(ROLE, {}).get("role", "notebook")
+            phase = {"test": "tests"}.get(role, role)
+            self.timings[phase] = self.timings.get(phase, 0.0) + time.monotonic() - start
 
     def _timeout_for(self, cell: NotebookNode) -> int:
         if cell.get("metadata", {}).get(ROLE, {}).get("role") in ("bootstrap", "integrity"):
@@ -243,12 +262,14 @@ class GraderFailure(RuntimeError):
     """Grading could not happen for the grader's own reasons: the notebook is not graded."""
 
 
-def _execute(nb: NotebookNode, job: Job) -> tuple[NotebookNode, str]:
+def _execute(nb: NotebookNode, job: Job, timings: dict[str, float] | None = None,
+             ) -> tuple[NotebookNode, str]:
     """Run ``nb`` in a fresh sandboxed kernel; return it executed and why it was cut short.
 
     Raises :class:`GraderFailure` when the kernel never started (no learner code ran).
     """
     work = Path(tempfile.mkdtemp(prefix="tio-"))
+    timings = {} if timings is None else timings
     km = None
     try:
         km = kernel_manager(work, job.limits, sandboxed=job.sandboxed,
@@ -263,6 +284,7 @@ def _execute(nb: NotebookNode, job: Job) -> tuple[NotebookNode, str]:
                              iopub_timeout=120, raise_on_iopub_timeout=True,
                              extra_arguments=["--HistoryManager.hist_file=:memory:"])
         ep.output_limit = job.limits.output_bytes
+        ep.timings = timings
         ep.timeout_func = ep._timeout_for
         with _Watchdog(km, job.limits, work / "sock") as dog:
             try:
@@ -312,6 +334,7 @@ def _refusals(nb: NotebookNode) -> list[str]:
 
 def grade_notebook(job: Job) -> Outcome:
     """Grade one notebook (see the module docstring). Never raises for a learner's mistake."""
+    started = time.monotonic()
     out = Outcome(job.student, job.assignment, job.notebook)
     label = f"{job.student}/{job.assignment}"
     release = nbformat.read(job.release, as_version=4)
@@ -337,7 +360,7 @@ def grade_notebook(job: Job) -> Outcome:
     # Every attribute access of an answer is checked again at run time (autograder.rewrite).
     nb, plan = instrument(rebuild(release, solution, {g: rewrite(src) for g, src in sources.items()}))
     try:
-        nb, cut = _execute(nb, job)
+        nb, cut = _execute(nb, job, out.timings)
     except GraderFailure as err:
         return not_graded(job.student, job.assignment, job.notebook, str(err))
     found_verdicts = verdicts(nb, plan)
@@ -373,4 +396,6 @@ def grade_notebook(job: Job) -> Outcome:
         out.problems.append(f"{label}: the kernel died during grading; cells that did not run "
                             "score 0.")
     out.executed = nbformat.writes(nb)
+    out.timings["judging"] = time.monotonic() - started - sum(out.timings.values())
+    out.timings = {k: round(v, 3) for k, v in out.timings.items()}
     return out
