@@ -82,7 +82,7 @@ def unavailable() -> str | None:
     """Why bubblewrap cannot sandbox kernels here, or ``None`` when it can (checked once).
 
     The probe runs the sandbox's own Python (as the sandbox's user) importing ``ipykernel``
-    and ``tensorcourse``: an environment the sandbox cannot read fails here, with a message,
+    and reading ``tensorcourse`` (not importing it: that would import torch): an environment the sandbox cannot read fails here, with a message,
     not later as kernels that never start.
     """
     if not sys.platform.startswith("linux"):
@@ -102,7 +102,9 @@ def unavailable() -> str | None:
     with tempfile.TemporaryDirectory(prefix="tio-probe-") as work:
         socket_dir = prepare_socket_dir(Path(work), Limits())
         probe = [*limiter_prefix(Limits()), *bwrap_args(socket_dir, Limits(), []),
-                 sys.executable, "-c", "import ipykernel, tensorcourse"]
+                 sys.executable, "-c", "import ipykernel, importlib.util as u; "
+                 "assert u.find_spec('tensorcourse'), 'tensorcourse is not visible'; "
+                 "open(u.find_spec('tensorcourse').origin).close()"]
         try:
             run = subprocess.run(probe, capture_output=True, text=True, timeout=120)
         except (OSError, subprocess.TimeoutExpired) as err:
