@@ -139,6 +139,15 @@ WRONG = {
         ("returns an unseeded generator",
          _SEED_HEAD + _SEED_CHECK + "    random.seed(seed)\n    np.random.seed(seed)\n"
          "    torch.manual_seed(seed)\n    return torch.Generator()\n"),
+        ("accepts NumPy integers (numbers.Integral) and converts them",
+         "import numbers\n\n\n" + _SEED_HEAD +
+         "    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):\n"
+         "        raise ValueError('bad seed')\n"
+         "    if not 0 <= seed < 2 ** 32:\n"
+         "        raise ValueError('bad seed')\n"
+         "    seed = int(seed)\n"
+         "    random.seed(seed)\n    np.random.seed(seed)\n    torch.manual_seed(seed)\n"
+         "    return torch.Generator().manual_seed(seed)\n"),
         ("accepts any seed without checking it",
          _SEED_HEAD + "    random.seed(seed)\n    np.random.seed(seed % 2 ** 32)\n"
          "    torch.manual_seed(seed)\n    return torch.Generator().manual_seed(seed)\n"),
