@@ -152,6 +152,33 @@ def _run_all(jobs: list[Job], workers: int, progress: Progress,
             progress.step(f"{job.student}/{job.assignment}")
 
 
+REFERENCE = "(reference)"
+
+
+def _references(notebooks: list[tuple[str, str]], limits: Limits, sandboxed: bool,
+                hidden: list[str], workers: int) -> dict[tuple[str, str], dict[str, list[dict]]]:
+    """The solution of each notebook graded like a submission: its recorded value checks are the
+    oracle every submission's checks are decided against here (autograder.values).
+
+    Raises :class:`CourseError` when a solution does not pass its own tests in the grader:
+    grading against it would be wrong for everyone.
+    """
+    jobs = [Job(REFERENCE, a, n, (SOLUTIONS / a / f"{n}.ipynb").read_bytes(),
+                str(NOTEBOOKS / a / f"{n}.ipynb"), str(SOLUTIONS / a / f"{n}.ipynb"),
+                limits, sandboxed, hidden) for a, n in notebooks]
+    found: dict[tuple[str, str], Outcome] = {}
+    _run_all(jobs, workers, Progress(0, False), lambda job, out: found.__setitem__(
+        (job.assignment, job.notebook), out))
+    for key, out in found.items():
+        failing = [t.grade_id for t in out.tests if not t.passed]
+        if out.status != "graded" or failing or not out.tests:
+            why = out.failure or f"failing: {', '.join(failing)}: {out.tests[0].message if out.tests else ''}"
+            raise CourseError(f"the solution of {key[0]}/{key[1]} does not pass its own tests in "
+                              f"the grader ({why[:300]}); every grade would be wrong. Fix that "
+                              "first (run the pipeline test: tests/test_pipeline.py).")
+    return {key: out.values for key, out in found.items()}
+
+
 def _record(workdir: Path, outcome: Outcome, data: bytes) -> None:
     """Write one notebook's outcome: gradebook scores (the only writer), files beside it.
 
@@ -186,8 +213,8 @@ def _record(workdir: Path, outcome: Outcome, data: bytes) -> None:
     for folder, suffix, content in (("submitted", ".ipynb", data),
                                     ("autograded", ".ipynb", outcome.executed.encode()),
                                     ("results", ".json", json.dumps(
-                                        {**outcome.as_dict(), "executed": "", "points": points},
-                                        indent=1).encode())):
+                                        {**outcome.as_dict(), "executed": "", "values": {},
+                                         "points": points}, indent=1).encode())):
         path = workdir / folder / rel / f"{outcome.notebook}{suffix}"
         path.parent.mkdir(parents=True, exist_ok=True)
         if folder == "autograded" and not outcome.executed:
@@ -251,6 +278,11 @@ def grade(submissions: Path, workdir: Path, assignments: list[str], limits: Limi
     hidden = sorted({str(p) for p in (SOLUTIONS, workdir, submissions.resolve(),
                                       Path(__file__).resolve().parent.parent)})
     job_list = _jobs_for(found, limits, sandboxed, hidden)
+    if job_list:
+        references = _references(sorted({(j.assignment, j.notebook) for j in job_list}), limits,
+                                 sandboxed, hidden, jobs)
+        for job in job_list:
+            job.reference = references[(job.assignment, job.notebook)]
     for student, assignment in found.pairs:
         for folder in ("submitted", "autograded", "results", "feedback"):
             shutil.rmtree(workdir / folder / student / assignment, ignore_errors=True)

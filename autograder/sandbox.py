@@ -82,8 +82,8 @@ def unavailable() -> str | None:
     """Why bubblewrap cannot sandbox kernels here, or ``None`` when it can (checked once).
 
     The probe runs the sandbox's own Python (as the sandbox's user) importing ``ipykernel``
-    and reading ``tensorcourse`` (not importing it: that would import torch): an environment the sandbox cannot read fails here, with a message,
-    not later as kernels that never start.
+    and reading ``tensorcourse`` (not importing it: that would import torch): an environment
+    the sandbox cannot read fails here, with a message, not later as kernels that never start.
     """
     if not sys.platform.startswith("linux"):
         return f"bubblewrap needs Linux; this is {sys.platform}"

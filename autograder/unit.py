@@ -33,11 +33,12 @@ from nbformat.notebooknode import NotebookNode
 
 from .answers import NotANotebook, exercises, read_answers, rebuild
 from .execute import SurvivingExecute
-from .integrity import ROLE, instrument, verdicts
+from .integrity import ROLE, Verdict, instrument, verdicts
 from .rewrite import rewrite
 from .sandbox import MIB, Limits, kernel_manager
 from .scratch import measure, remove
 from .screen import screen
+from .values import decide, records
 
 
 @dataclass
@@ -53,6 +54,9 @@ class Job:
     limits: Limits = field(default_factory=Limits)
     sandboxed: bool = True
     hidden: list[str] = field(default_factory=list)   # folders the kernel must never see
+    # The solution's recorded value checks, by test grade id (autograder.values): each passed
+    # test's checks are decided again here against these. None: no reference (its own run).
+    reference: dict[str, list[dict]] | None = None
 
 
 NOT_GRADED = "not graded"
@@ -91,6 +95,9 @@ class Outcome:
     # Wall seconds by phase: kernel start (sandbox, Python, ipykernel), bootstrap (imports,
     # snapshot), notebook (release and answer cells), tests, integrity, judging (the rest).
     timings: dict[str, float] = field(default_factory=dict)
+    # The value checks each test recorded (autograder.values): the reference run's are the
+    # oracle for everyone else's. Not written to results.
+    values: dict[str, list[dict]] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -174,14 +181,20 @@ class _LimitedExecute(SurvivingExecute):
             self._kept += size
             return super().output(outs, msg, display_id, cell_index)
         if msg.get("msg_type") == "stream":
-            # Keep the grader's lines (and short pieces that may be one split in two).
+            # Keep the grader's lines whole, within their own budget (a learner can print lines
+            # that look like them: the budget bounds those too), and short pieces that may be
+            # one of them split in two.
             text = str(content.get("text", ""))
             self._fragments = getattr(self, "_fragments", 0) + 1
-            if "TIO-" in text[:4096] or (len(text) < 80 and self._fragments < 1000):
-                keep = "\n".join(ln[:4096] for ln in text[:65536].splitlines()
-                                 if "TIO-" in ln or len(text) < 80)
+            self._grader_kept = getattr(self, "_grader_kept", 0)
+            lines = [ln for ln in text.splitlines()
+                     if ln.startswith("TIO-") or (len(text) < 80 and self._fragments < 1000)]
+            size = sum(len(ln) + 1 for ln in lines)
+            if lines and self._grader_kept + size <= GRADER_LINES_BYTES:
+                self._grader_kept += size
+                kept = "\n".join(lines) + ("\n" if text.endswith("\n") else "")
                 outs.append(nbformat.v4.new_output("stream", name=content.get("name", "stdout"),
-                                                   text=keep + ("\n" if text.endswith("\n") else "")))
+                                                   text=kept))
         elif msg.get("msg_type") == "error":
             # The cell's failure must still show (it decides the verdict), without its text.
             outs.append(nbformat.v4.new_output("error", ename=str(content.get("ename", ""))[:200],
@@ -195,6 +208,7 @@ class _LimitedExecute(SurvivingExecute):
 
 
 MAX_MESSAGE_BYTES = 64 * MIB
+GRADER_LINES_BYTES = 16 * MIB   # the grader's own lines (tokens, values) kept beyond output_bytes
 
 
 def _content_bytes(content: Any) -> int:
@@ -368,8 +382,19 @@ def grade_notebook(job: Job) -> Outcome:
     if setup or cut.startswith(("grader error", "grading stopped early")):
         # Before learner code ran, or the grader's own machinery broke: not the learner's score.
         return not_graded(job.student, job.assignment, job.notebook, setup or cut)
+    cells = {c.metadata[ROLE]["grade_id"]: c for c in nb.cells
+             if c.get("metadata", {}).get(ROLE, {}).get("role") == "test"}
+    outside: list[str] = []
     for gid in plan.order:
         v = found_verdicts[gid]
+        if gid in cells:
+            out.values[gid] = records(cells[gid], plan.pass_tokens[gid])
+        if v.passed and job.reference is not None and gid in job.reference:
+            why = decide(job.reference[gid], out.values.get(gid, []))
+            if why:
+                # The kernel said pass; the values, decided here, say no.
+                v = Verdict(False, f"failed outside the sandbox: {why}")
+                outside.append(f"{gid} ({why})")
         reason = v.reason
         if cut and reason in ("kernel died", "not run"):
             reason = cut
@@ -384,6 +409,9 @@ def grade_notebook(job: Job) -> Outcome:
         first = next(g for g in plan.order if found_verdicts[g].tampered)
         found_what.append(f"integrity check failed from {first} on ({tampered}): that test and "
                           "every later one score 0")
+    if outside:
+        found_what.append("the kernel reported a pass the values checked outside the sandbox do "
+                          "not bear out: " + "; ".join(outside[:3]))
     refused = _refusals(nb)
     if refused:
         found_what.append("refused at run time: " + "; ".join(refused[:3]))

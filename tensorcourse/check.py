@@ -28,6 +28,16 @@ __all__ = ["same_tensor", "same_value", "raises", "reveal", "summarize"]
 _TENSOR_TYPES = (torch.Tensor, torch.nn.Parameter)
 _allclose, _isclose, _equal = torch.allclose, torch.isclose, torch.equal
 
+# Set by the course's grader only (never by a learner's notebook): called as
+# ``_recorder(kind, actual, expected, options)`` on entry to each checker, so that the grader
+# can decide the same check again outside the learner's process (autograder/values.py).
+_recorder: Callable[[str, Any, Any, dict], None] | None = None
+
+
+def _record(kind: str, actual: Any, expected: Any, options: dict) -> None:
+    if _recorder is not None:
+        _recorder(kind, actual, expected, options)
+
 
 def summarize(x: Any, max_chars: int = 300) -> str:
     """A short, one-paragraph rendering of ``x`` for feedback messages."""
@@ -69,6 +79,8 @@ def same_tensor(
     """
     if not isinstance(expected, torch.Tensor):
         raise TypeError("same_tensor(actual, expected): `expected` must be a torch.Tensor")
+    _record("same_tensor", actual, expected, {"rtol": rtol, "atol": atol, "check_dtype": check_dtype,
+                                              "check_device": check_device})
     # Exact classes: a subclass (even of Parameter) can override comparisons through
     # __torch_function__ and pass any check; a real Parameter is a plain tensor underneath.
     if not any(type(actual) is t for t in _TENSOR_TYPES):  # `is`: a metaclass may lie in ==
@@ -111,6 +123,7 @@ def same_value(actual: Any, expected: Any, *, name: str = "answer") -> bool:
     Containers are checked element by element, so the message points at the
     first wrong entry.
     """
+    _record("same_value", actual, expected, {})
     if type(actual) is not type(expected):
         raise _fail(name, f"expected a value of type {type(expected).__name__}, "
                     f"got {type(actual).__name__}", actual, expected)
@@ -148,14 +161,18 @@ def raises(
     """Calling ``fn()`` raises ``exception`` (whose message contains ``match``, if given)."""
     try:
         result = fn()
-    except exception as err:
+    except BaseException as err:
+        _record("raises", err, exception, {"match": match})
+        if not isinstance(err, exception) and not isinstance(err, Exception):
+            raise
+        if not isinstance(err, exception):
+            raise AssertionError(f"{name}: expected {exception.__name__}, got "
+                                 f"{type(err).__name__}: {err}") from None
         if match is not None and match not in str(err):
             raise AssertionError(f"{name}: raised {type(err).__name__} as expected, but its "
                                  f"message does not mention {match!r}: {err}") from None
         return True
-    except Exception as err:  # noqa: BLE001 - report any other exception as the wrong one
-        raise AssertionError(f"{name}: expected {exception.__name__}, got "
-                             f"{type(err).__name__}: {err}") from None
+    _record("raises", result, exception, {"match": match})
     raise AssertionError(f"{name}: expected {exception.__name__}, but it returned "
                          f"{summarize(result)}")
 
