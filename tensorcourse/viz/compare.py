@@ -26,6 +26,7 @@ import numpy as np
 import torch
 
 from ._inputs import require_tensor, storage_numel
+from .describe import Doc, cells_tables
 from .draw import (
     FS_SMALL,
     FS_TEXT,
@@ -314,4 +315,34 @@ def compare_layouts(
     fig.__class__ = LayoutComparison
     fig.diff = diff  # type: ignore[attr-defined]
     fig.stats["mismatched_cells_drawn"] = int(wrong.sum())
+    fig.alt, fig.description = _comparison_text(yours, expected, diff, title, shared,
+                                                p_yours, p_expected, wrong, s_expected)
     return fig  # type: ignore[return-value]
+
+
+def _comparison_text(yours: torch.Tensor, expected: torch.Tensor, diff: LayoutDiff,
+                     title: str | None, shared: bool, p_yours: _Panel, p_expected: _Panel,
+                     wrong: np.ndarray, s_expected: np.ndarray) -> tuple[str, Doc]:
+    """The alt text and the full description of a :func:`compare_layouts` figure."""
+    verdict = ("Same layout: every element reads the same storage element" if diff.matches
+               else "Layouts differ: " + "; ".join(diff.problems))
+    alt = (f"{title + ': ' if title else ''}{verdict}. Yours: {_facts_line(yours)}. "
+           f"Expected: {_facts_line(expected)}.")
+    doc = Doc().heading("Verdict: " + ("✓ same layout" if diff.matches else "✗ layouts differ"))
+    doc.items(list(diff.problems) + [f"note: {n}" for n in diff.notes])
+    doc.items([f"yours: {_facts_line(yours)}", f"expected: {_facts_line(expected)}",
+               "both read one storage" if shared else "two different storages (one is a copy)"])
+    for who, panel, mark in (("yours", p_yours, True), ("expected", p_expected, False)):
+        if panel.grid is None:
+            doc.para(f"{who}: 0 elements")
+            continue
+        texts = list(panel.labels)
+        if mark:
+            texts = [f"{t} (wrong: expected reads {int(e)})" if bad else t
+                     for t, bad, e in zip(texts, wrong, s_expected if len(s_expected) ==
+                                          len(texts) else np.zeros(len(texts), np.int64))]
+        shape = tuple(yours.shape if who == "yours" else expected.shape)
+        for caption, header, rows in cells_tables(panel.grid.index, texts, shape,
+                                                  f"{who}: the storage element each cell reads"):
+            doc.table(caption, header, rows)
+    return alt, doc

@@ -17,6 +17,8 @@ are cached per string. What the figure says stays readable from Python as
 
 from __future__ import annotations
 
+import base64
+import html
 import io
 import math
 import textwrap
@@ -39,6 +41,7 @@ from matplotlib.transforms import Affine2D
 
 from ._inputs import require_tensor, storage_numel
 from .broadcast import explain_broadcast
+from .describe import Doc, cells_tables, int_ranges
 from .layout import (
     _normalize_index,
     describe_layout,
@@ -70,8 +73,15 @@ class VizFigure(Figure):
     """A ``Figure`` with an Agg canvas that shows itself as PNG in IPython/Jupyter.
 
     ``text_content`` holds every string drawn in it, in drawing order (the text is
-    drawn as outlines, so this is the way to read it back: tests, alt text), and
-    ``stats`` a few counts (``logical_cells`` drawn, ``hatched`` cells...).
+    drawn as outlines, so this is the way to read it back: tests), and ``stats`` a
+    few counts (``logical_cells`` drawn, ``hatched`` cells...).
+
+    Text alternatives, written from the same facts the figure draws
+    (:mod:`tensorcourse.viz.describe`): ``alt`` is a one or two sentence summary and
+    :meth:`describe` the complete description (Markdown, or ``describe("html")``).
+    In Jupyter the figure shows as the image with ``alt`` set and the description in a
+    collapsed "Text description" under it; ``text/plain`` (a terminal) is the
+    description itself.
     """
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -79,11 +89,51 @@ class VizFigure(Figure):
         FigureCanvasAgg(self)  # attaches itself as self.canvas: draw()/savefig work headless
         self.text_content = ""
         self.stats: dict[str, int] = {}
+        self.alt = ""
+        self.description = Doc()
+
+    def describe(self, format: str = "markdown") -> str:  # noqa: A002 - the natural name
+        """The full text description: ``"markdown"`` (default), ``"html"`` or ``"text"``."""
+        if format not in ("markdown", "html", "text"):
+            raise ValueError(f"describe(): format must be 'markdown', 'html' or 'text', "
+                             f"got {format!r}")
+        doc = Doc().para(self.alt).extend(self.description)
+        return getattr(doc, format)()
 
     def _repr_png_(self) -> bytes:
         buf = io.BytesIO()
         self.savefig(buf, format="png", bbox_inches="tight", facecolor="white")
         return buf.getvalue()
+
+    def _repr_html_(self) -> str:
+        return self._html(base64.b64encode(self._repr_png_()).decode("ascii"))
+
+    def _html(self, png_b64: str) -> str:
+        return (f'<figure class="tio-figure" style="margin:0">'
+                f'<img src="data:image/png;base64,{png_b64}" alt="{html.escape(self.alt)}" '
+                f'style="max-width:100%"/>' + self._details_html() + "</figure>")
+
+    def _details_html(self) -> str:
+        return ('<details class="tio-figure-text"><summary>Text description of the figure'
+                f"</summary>{self.describe('html')}</details>")
+
+    def _repr_markdown_(self) -> str:
+        return self.describe("markdown")
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None,
+                          ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The image, its alt and its description, in one display output.
+
+        Front ends show ``text/html`` (the image with ``alt``, the description under it);
+        ``image/png`` is kept for those that prefer it (the website builds its pages
+        from it, ``website/build.py``), and ``metadata["tensorcourse"]`` carries the
+        alt and the description for them.
+        """
+        png = base64.b64encode(self._repr_png_()).decode("ascii")
+        data = {"image/png": png, "text/html": self._html(png),
+                "text/markdown": self.describe("markdown"), "text/plain": self.describe("text")}
+        meta = {"tensorcourse": {"alt": self.alt, "description_html": self.describe("html")}}
+        return data, meta
 
 
 # --------------------------------------------------------------------------- geometry
@@ -700,7 +750,85 @@ def draw_layout(
     scene.height = y
     fig = scene.render()
     fig.stats["logical_cells"] = len(grid.xy)
+    shown = [f"{lab} (re-read through stride 0)" if rep else lab
+             for lab, rep in zip(view_labels, repeat)]
+    base_text = None
+    if base is not None and base_grid is not None and base_sidx is not None:
+        base_text = (describe_layout(base), base_grid.index,
+                     labels_for(base_sidx, base, base_grid.index, label))
+    fig.alt, fig.description = _layout_text(
+        facts, title=title, label=label, index=grid.index, shown=shown, read=read,
+        counts=counts, base=base_text, shared=shared,
+        highlight=(hl_index, _formula(facts.offset, hl_index, facts.stride))
+        if highlight is not None else None)
     return fig
+
+
+_CONTENT = {"index": "the storage element it reads", "value": "its value",
+            "both": "its value and @ the storage element it reads"}
+
+
+def _layout_facts_items(facts: Any, who: str) -> list[str]:
+    dtype = str(facts.dtype).replace("torch.", "")
+    items = [f"{who}: shape {facts.shape}, stride {facts.stride}, storage offset "
+             f"{facts.offset}, contiguous: {'yes' if facts.is_contiguous else 'no'}, "
+             f"{dtype} ({facts.itemsize} B per element)"]
+    for k, (n, st) in enumerate(zip(facts.shape, facts.stride)):
+        extra = " (expanded: every index along it re-reads the same elements)" \
+            if st == 0 and n > 1 else ""
+        items.append(f"dim {k}: size {n}, stride {st}: one step along dim {k} moves {st} "
+                     f"element{'s' if st != 1 else ''} in storage{extra}")
+    return items
+
+
+def _layout_text(facts: Any, *, title: str | None, label: str, index: np.ndarray,
+                 shown: list[str], read: np.ndarray, counts: np.ndarray,
+                 base: tuple[Any, np.ndarray, list[str]] | None, shared: bool,
+                 highlight: tuple[tuple[int, ...], str] | None) -> tuple[str, Doc]:
+    """The alt text and the full description of a :func:`draw_layout` figure."""
+    dtype = str(facts.dtype).replace("torch.", "")
+    n_storage = facts.storage_numel
+    alt = (f"{title + ': ' if title else ''}Layout of a tensor of shape {facts.shape}, "
+           f"stride {facts.stride}, storage offset {facts.offset}, "
+           f"{'contiguous' if facts.is_contiguous else 'not contiguous'}, {dtype}. "
+           f"Its {facts.numel} elements read {len(read)} of the {n_storage} storage elements "
+           f"({int_ranges(read.tolist(), cap=4)}).")
+    if base is not None:
+        alt += (" It shares storage with base, shape " f"{base[0].shape}." if shared else
+                " It does not share storage with base: it is a copy in its own memory.")
+    for k in facts.expanded_dims:
+        alt += f" Dim {k} has stride 0: its indices re-read the same elements."
+    if highlight is not None:
+        alt += f" Element {highlight[0]} reads storage element {highlight[1]}."
+    doc = Doc().heading("Layout").items(_layout_facts_items(facts, "the tensor"))
+    for caption, header, rows in cells_tables(index, shown, facts.shape,
+                                              "Each cell shows " + _CONTENT[label]):
+        doc.table(caption, header, rows)
+    if base is not None:
+        bfacts, bindex, blabels = base
+        doc.heading("Base")
+        doc.items(_layout_facts_items(bfacts, "base") + [
+            "the tensor shares base's storage (a view)" if shared else
+            "the tensor does not share base's storage: it is a copy, so writing to it "
+            "leaves base unchanged"])
+        for caption, header, rows in cells_tables(bindex, blabels, bfacts.shape,
+                                                  "Each cell of base shows " + _CONTENT[label]):
+            doc.table(caption, header, rows)
+    doc.heading("Storage")
+    unread = sorted(set(range(n_storage)) - set(read.tolist())) if n_storage <= MAX_READ_SET \
+        else None
+    again = [f"{int(p)} (×{int(c)})" for p, c in zip(read, counts) if c > 1]
+    items = [f"{n_storage} × {dtype} ({facts.itemsize} B each) = {facts.storage_bytes} B",
+             f"read by the tensor: storage elements {int_ranges(read.tolist())}"]
+    if unread is not None:
+        items.append(f"not read: {int_ranges(unread)}")
+    if again:
+        items.append("read by more than one cell: " + ", ".join(again[:24])
+                     + (", …" if len(again) > 24 else ""))
+    if highlight is not None:
+        items.append(f"element {highlight[0]} reads storage element {highlight[1]} "
+                     "(offset + Σ index_k · stride_k)")
+    return alt, doc.items(items)
 
 
 def _formula(offset: int, index: Sequence[int], stride: Sequence[int]) -> str:
@@ -732,6 +860,7 @@ def draw_broadcast(*shapes: Any, dtype: Any = torch.float32, max_elements: int =
     itemsize = report.itemsize
     dtype_name = str(report.dtype).replace("torch.", "")
     panels: list[_Panel] = []
+    op_cells: dict[str, tuple[np.ndarray, list[str], tuple[int, ...]]] = {}
     for op in report.operands:
         if report.ok and report.result_shape is not None and op.expanded_stride is not None:
             shape, stride = report.result_shape, op.expanded_stride
@@ -759,6 +888,9 @@ def draw_broadcast(*shapes: Any, dtype: Any = torch.float32, max_elements: int =
         if repeat.any():
             colours[repeat] = _colours(sidx[repeat], 0, own - 1, fade=0.8)
         panels.append(_Panel(header, grid, colours, repeat, [str(int(s)) for s in sidx]))
+        op_cells[op.name] = (grid.index, [f"{int(s)} (repeat)" if rep
+                                          else str(int(s)) for s, rep in zip(sidx, repeat)],
+                             shape)
     if report.ok and report.result_shape is not None:
         shape = report.result_shape
         numel = math.prod(shape)
@@ -799,4 +931,51 @@ def draw_broadcast(*shapes: Any, dtype: Any = torch.float32, max_elements: int =
                    "stride 0. Only the result allocates new memory.")
     y = scene.lines(MARGIN_IN, y, [(legend, {"fontsize": FS_SMALL, "color": MUTED})])
     scene.height = y
-    return scene.render()
+    fig = scene.render()
+    fig.alt, fig.description = _broadcast_text(report, op_cells)
+    return fig
+
+
+def _broadcast_text(report: Any, op_cells: dict[str, tuple[np.ndarray, list[str],
+                                                           tuple[int, ...]]]) -> tuple[str, Doc]:
+    """The alt text and the full description of a :func:`draw_broadcast` figure."""
+    dtype = str(report.dtype).replace("torch.", "")
+    shapes = " with ".join(f"{op.name} {op.shape}" for op in report.operands)
+    if report.ok:
+        stretched = [f"{op.name} is stretched along dim{'s' if len(op.stretched_dims) > 1 else ''} "
+                     f"{', '.join(map(str, op.stretched_dims))} (stride 0, no new memory)"
+                     for op in report.operands if op.stretched_dims]
+        alt = (f"Broadcasting {shapes} gives shape {report.result_shape} ({dtype}): "
+               + ("; ".join(stretched) if stretched else "no operand is stretched")
+               + f". Only the result allocates new memory: {report.result_bytes} B.")
+    else:
+        alt = f"Cannot broadcast {shapes}: torch says {report.error}"
+    doc = Doc().heading("Broadcasting, dim by dim (shapes aligned on the right)")
+    rows = report.rows()
+    doc.table("Sizes per dim", ["", *[f"dim {d.dim}" for d in report.dims]],
+              [[name, *cells] for name, cells in rows])
+    doc.items([f"dim {d.dim}: {d.detail}" for d in report.dims])
+    if not report.ok:
+        doc.para(f"torch: {report.error}")
+    doc.heading("Operands")
+    items = []
+    for op in report.operands:
+        if report.ok:
+            where = (f"stretched along dim{'s' if len(op.stretched_dims) > 1 else ''} "
+                     f"{', '.join(map(str, op.stretched_dims))}: those cells repeat elements "
+                     "it already has" if op.stretched_dims else "already full size")
+            items.append(f"{op.name} {op.shape} → {report.result_shape}: stride after expand "
+                         f"{op.expanded_stride}; {where}; allocated {op.allocated_bytes} B, "
+                         f"looks like {op.logical_bytes} B")
+        else:
+            items.append(f"{op.name} {op.shape}: {op.allocated_bytes} B")
+    if report.ok:
+        items.append(f"result {report.result_shape}: new memory, {report.result_bytes} B")
+    doc.items(items)
+    for name, (index, texts, shape) in op_cells.items():
+        for caption, header, rows_ in cells_tables(
+                index, texts, shape, f"{name}: the element of {name}'s own storage each cell "
+                                     "reads; (repeat) marks a stretched cell, which re-reads "
+                                     "that element and has no memory of its own"):
+            doc.table(caption, header, rows_)
+    return alt, doc

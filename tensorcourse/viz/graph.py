@@ -330,11 +330,14 @@ def draw_graph(t: torch.Tensor | GraphReport, names: Mapping[str, torch.Tensor] 
     scene = _Scene()
     y = MARGIN_IN
     heading = title or f"autograd graph of {report.root_name} {report.root_shape}"
+    heading_alt = title or f"Autograd graph of {report.root_name} {report.root_shape}"
     y = scene.lines(MARGIN_IN, y, [(heading, {"fontsize": FS_TITLE, "weight": "bold"})])
     if not report.nodes:
         scene.lines(MARGIN_IN, y + 0.05, [(report.note, {"fontsize": FS_TEXT, "color": MUTED})])
         scene.height = y + 0.4
-        return scene.render()
+        fig = scene.render()
+        fig.alt, fig.description = _graph_text(report, heading_alt, step)
+        return fig
     done = set(report.backward_order[:step]) if step is not None else set()
     current = (report.backward_order[step] if step is not None
                and step < len(report.backward_order) else None)
@@ -387,4 +390,56 @@ def draw_graph(t: torch.Tensor | GraphReport, names: Mapping[str, torch.Tensor] 
     fig.add_artist(LineCollection(heads, colors=MUTED, linewidths=1.2, transform=to_fig))
     fig.stats.update({"nodes": len(report.nodes), "edges": len(segments)})
     fig.graph_report = report
+    fig.alt, fig.description = _graph_text(report, heading_alt, step)
     return fig
+
+
+def _node_name(node: GraphNode) -> str:
+    if node.kind == "leaf":
+        return f"AccumulateGrad into {node.name or 'a leaf'}.grad"
+    return node.op + (f" (makes {node.name})" if node.name else "")
+
+
+def _graph_text(report: GraphReport, heading: str, step: int | None) -> tuple[str, Any]:
+    """The alt text and the full description of a :func:`draw_graph` figure."""
+    from .describe import Doc
+
+    doc = Doc()
+    if not report.nodes:
+        return f"{heading}: no graph. {report.note}", doc
+    order = report.backward_order
+    names = [_node_name(report.nodes[i]) for i in order]
+    leaves = ", ".join(f"{n.name or 'leaf'} {n.shape}" for n in report.leaves) or "none"
+    alt = (f"{heading}: {len(report.nodes)} nodes. backward() runs them in this order: "
+           f"{'; '.join(names)}. Leaves: {leaves}.")
+    if step is not None:
+        state = (f"Step {step} of {len(order)}: " + (
+            f"{names[step]} runs now" if step < len(order) else "backward() is done")
+            + (f"; {step} done before it" if 0 < step < len(order) else "") + ".")
+        alt = state + " " + alt
+    doc.heading(f"Nodes in backward order ({len(order)}; arrows go from a node to the nodes "
+                "it sends gradients to)")
+    items = []
+    for k, i in enumerate(order):
+        node = report.nodes[i]
+        status = ""
+        if step is not None:
+            status = ("[done] " if k < step else "[running now] " if k == step else "[waiting] ")
+        parts = [status + _node_name(node)]
+        if node.kind == "leaf":
+            parts.append(f"leaf of shape {node.shape}, requires_grad")
+        else:
+            if node.grad_shape is not None:
+                parts.append(f"receives a gradient of shape {node.grad_shape}")
+            targets = [_node_name(report.nodes[j]) for j in node.inputs]
+            parts.append("sends gradients to: " + (", ".join(targets) or "nothing"))
+            if node.retains_grad:
+                parts.append(f"{node.name}.retain_grad(): .grad kept")
+        if node.hooks:
+            parts.append(f"{node.hooks} hook(s) registered")
+        parts += [s.text() for s in node.saved]
+        items.append("; ".join(parts))
+    doc.items(items, ordered=True)
+    doc.heading("The graph as a tree, from the result down to the leaves")
+    doc.pre(graph_text(report))
+    return alt, doc

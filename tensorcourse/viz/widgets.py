@@ -11,6 +11,13 @@ Compatibility: only widgets and arguments that exist in both ipywidgets 7.7
 ``observe(..., names="value")``), and figures are shown with
 ``IPython.display.display(fig)`` inside an ``Output``, which works with the
 inline backend (no ipympl).
+
+Accessibility: every control is a native, focusable HTML control (text boxes, menus,
+buttons, a slider), so an explorer is driven with the keyboard alone (Tab to a control,
+arrow keys or typing and Enter to change it). Each redraw displays the figure with its
+text alternative (``alt`` and a "Text description" under it, see
+:class:`~tensorcourse.viz.draw.VizFigure`), so the description changes with the figure;
+``state["alt"]`` is the current summary.
 """
 
 from __future__ import annotations
@@ -46,6 +53,11 @@ def _show(out: widgets.Output, fig: Figure | None) -> None:
     if fig is not None:
         with out:
             display(fig)
+
+
+def _alt(fig: Figure | None) -> str:
+    """The figure's text summary (its ``alt``), shown and updated with it."""
+    return getattr(fig, "alt", "") if fig is not None else ""
 
 
 def _ints_text(values: Any) -> str:
@@ -158,7 +170,7 @@ class LayoutExplorer(widgets.VBox):
             "contiguous": res.is_contiguous if res else None,
             "shares_storage_with_input": res.shares_storage_with_input if res else None,
             "error": res.error if res else None, "history": list(self.history),
-            "renders": self.renders,
+            "renders": self.renders, "alt": _alt(self.last_figure),
         }
 
     # -- callbacks ---------------------------------------------------------------------
@@ -344,7 +356,8 @@ class BroadcastExplorer(widgets.VBox):
         return {"shapes": self.shapes(), "dtype": self.dtype.value, "ok": bool(rep and rep.ok),
                 "result_shape": rep.result_shape if rep else None,
                 "error": rep.error if rep else self.error,
-                "rules": [d.rule for d in rep.dims] if rep else [], "renders": self.renders}
+                "rules": [d.rule for d in rep.dims] if rep else [], "renders": self.renders,
+                "alt": _alt(self.last_figure)}
 
     def refresh(self) -> None:
         """Recompute the report from the text boxes and redraw; errors are shown, not raised."""
@@ -422,7 +435,7 @@ class GraphExplorer(widgets.VBox):
         return {"step": k, "steps": len(order),
                 "done": [self.report.nodes[i].op for i in order[:k]],
                 "running": self.report.nodes[order[k]].op if k < len(order) else None,
-                "renders": self.renders}
+                "renders": self.renders, "alt": _alt(self.last_figure)}
 
     def _describe(self, k: int) -> str:
         rep = self.report
