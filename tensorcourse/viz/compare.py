@@ -201,6 +201,8 @@ def _strip(scene: _Scene, x: float, y: float, head: str, slots: list[int | None]
         hit = s in reads
         scene.rects.append((cx + cell * 0.04, cy + cell * 0.04, cell * 0.92, cell * 0.92))
         scene.faces.append(np.asarray(colour_of[s] if hit else GREY_SPARE))
+        if not hit:
+            scene.dashed.append(scene.rects[-1])
         scene.label(cx + cell / 2, cy + cell / 2, str(s), fs, INK if hit else "#9a9a9a")
         if reads.get(s, 0) > 1:
             scene.label(cx + cell * 0.93, cy + cell * 0.8, f"×{reads[s]}", 5.5, "#4a148c",
@@ -267,8 +269,9 @@ def compare_layouts(
     top = y
     corners = p_yours.draw(scene, MARGIN_IN, y, cell)
     for (cx, cy), bad in zip(corners, wrong):
-        if bad:
+        if bad:  # an outline and a mark: not told by the red alone
             scene.outlines.append((cx, cy, cell, cell))
+            scene.label(cx + cell * 0.9, cy + cell * 0.22, "✗", 6.0, RED, "right", bold=True)
     if x_expected + p_expected.size(cell)[0] > MARGIN_IN + MAX_WIDTH_IN:
         y = top + p_yours.size(cell)[1] + 0.3  # no room side by side: stack them
         y = _flow(scene, [p_expected], MARGIN_IN, y, cell) + 0.3
@@ -300,12 +303,13 @@ def compare_layouts(
             y = _strip(scene, MARGIN_IN, y + 0.04, f"{who}: its own storage ({n} elements)", slots,
                        reads, colour_of, cell)
 
-    legend = ["A cell shows (and is coloured by) the storage element it reads"
+    legend = ["A cell shows (and is coloured by) the storage element it reads; grey with a "
+              "dashed border: not read"
               + (": same colour, same element." if shared else
                  " in its own storage (two storages: equal numbers are different memory).")]
     if wrong.any():
-        legend.append("Red outline: this cell of yours reads a different storage element than "
-                      "the same cell of expected.")
+        legend.append("Red outline and ✗: this cell of yours reads a different storage element "
+                      "than the same cell of expected.")
     if any(c > 1 for c in list(r_yours.values()) + list(r_expected.values())):
         legend.append("×k: this storage element is read by k logical cells (overlap).")
     y = scene.lines(MARGIN_IN, y + 0.05, [("\n".join(legend), {"fontsize": FS_SMALL,

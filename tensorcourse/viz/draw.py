@@ -66,7 +66,14 @@ RESULT_BLUE = (0.80, 0.88, 0.97, 1.0)
 RED = "#c62828"
 INK = "#222222"
 MUTED = "#666666"
-_CMAP = matplotlib.colormaps["turbo"]
+UNREAD_EDGE = "#555555"  # the dashed border of a storage element nobody drawn reads
+# The storage palette: cividis (designed to look the same under red-green colour-vision
+# deficiencies), its darkest 30 % left out and mixed with 30 % white so the dark
+# labels keep a contrast of at least 4.5:1 (WCAG AA). tests/test_viz_colours.py simulates
+# deuteranopia, protanopia and tritanopia and checks the colours stay apart. The numbers
+# in the cells say the same as the colours: colour is never the only carrier.
+_CMAP = matplotlib.colormaps["cividis"]
+PALETTE_LO, PALETTE_FADE = 0.3, 0.3
 
 
 class VizFigure(Figure):
@@ -265,13 +272,13 @@ def _strip_slots(n_storage: int, wanted: np.ndarray, cap: int = 96) -> list[int 
 # --------------------------------------------------------------------------- colours, labels
 
 
-def _colours(sidx: np.ndarray, lo: int, hi: int, fade: float = 0.45) -> np.ndarray:
+def _colours(sidx: np.ndarray, lo: int, hi: int, fade: float = PALETTE_FADE) -> np.ndarray:
     """One colour per storage element: neighbours in storage get neighbouring colours.
 
     Mixed with white so black labels stay readable on every colour.
     """
     frac = (sidx - lo) / max(hi - lo, 1)
-    rgba = _CMAP(0.08 + 0.84 * np.clip(frac, 0.0, 1.0))
+    rgba = _CMAP(PALETTE_LO + (1 - PALETTE_LO) * np.clip(frac, 0.0, 1.0))
     rgba[:, :3] = rgba[:, :3] * (1 - fade) + fade
     return rgba
 
@@ -366,6 +373,7 @@ class _Scene:
     hatched: list[tuple[float, float, float, float]] = field(default_factory=list)
     hatched_faces: list[np.ndarray] = field(default_factory=list)
     outlines: list[tuple[float, float, float, float]] = field(default_factory=list)
+    dashed: list[tuple[float, float, float, float]] = field(default_factory=list)
     paths: list[Path] = field(default_factory=list)
     colours: list[str] = field(default_factory=list)
     strings: list[str] = field(default_factory=list)
@@ -412,7 +420,7 @@ class _Scene:
         fig = VizFigure(figsize=(w, h), dpi=100, facecolor="white")
         fig.text_content = "\n".join(self.strings)
         fig.stats = {"rects": len(self.rects), "hatched": len(self.hatched),
-                     "labels": len(self.paths)}
+                     "labels": len(self.paths), "dashed": len(self.dashed)}
         # Artists live on the figure itself, in inches with y pointing down: no Axes
         # (creating one costs ~10 ms, and it would only be hidden).
         to_fig = Affine2D().scale(1, -1).translate(0, h) + fig.dpi_scale_trans
@@ -431,6 +439,10 @@ class _Scene:
                                           facecolors=np.vstack(self.hatched_faces),
                                           edgecolors="#b0b0b0", linewidths=0.4, hatch="///",
                                           transform=to_fig))
+        if self.dashed:  # not read: a dashed border, so it is not told by its grey alone
+            fig.add_artist(PolyCollection(verts(self.dashed), facecolors="none",
+                                          edgecolors=UNREAD_EDGE, linewidths=0.9,
+                                          linestyles=(0, (2.5, 1.5)), transform=to_fig))
         if self.outlines:
             fig.add_artist(PolyCollection(verts(self.outlines), facecolors="none",
                                           edgecolors=RED, linewidths=2.2, transform=to_fig))
@@ -451,6 +463,7 @@ class _Panel:
     labels: list[str]
     highlight: int | None = None  # position in grid.xy of the picked cell
     empty: str | None = None  # drawn instead of a grid
+    unread: np.ndarray | None = None  # cells drawn with a dashed border (not read by the view)
 
     def size(self, cell: float) -> tuple[float, float]:
         head_h = sum(_line_h(kw.get("fontsize", FS_TEXT)) * (s.count("\n") + 1)
@@ -471,10 +484,13 @@ class _Panel:
         pad = cell * 0.04
         corners = [(x + gx * cell, y + gy * cell) for gx, gy in g.xy]
         fs = _label_fontsize(self.labels, cell)
-        for (cx, cy), colour, hatch, label in zip(corners, self.colours, self.hatched,
-                                                  self.labels):
+        unread = self.unread if self.unread is not None else np.zeros(len(corners), bool)
+        for (cx, cy), colour, hatch, label, dashed in zip(corners, self.colours, self.hatched,
+                                                          self.labels, unread):
             rect = (cx + pad, cy + pad, cell - 2 * pad, cell - 2 * pad)
             (scene.hatched if hatch else scene.rects).append(rect)
+            if dashed:
+                scene.dashed.append(rect)
             (scene.hatched_faces if hatch else scene.faces).append(colour)
             scene.label(cx + cell / 2, cy + cell / 2, label, fs, MUTED if hatch else INK)
         for mx, my, s, mfs, ha in g.marks:
@@ -652,7 +668,8 @@ def draw_layout(
                     (f"shape {bfacts.shape}  stride {bfacts.stride}  offset {bfacts.offset}",
                      {"fontsize": FS_SMALL, "color": MUTED})],
             grid=base_grid, colours=bcol, hatched=np.zeros(len(base_sidx), dtype=bool),
-            labels=labels_for(base_sidx, base, base_grid.index, label)))
+            labels=labels_for(base_sidx, base, base_grid.index, label),
+            unread=~np.isin(base_sidx, read) if shared else np.ones(len(base_sidx), bool)))
         view_head = "view"
     else:
         view_head = "logical view"
@@ -722,6 +739,8 @@ def draw_layout(
             colour = np.asarray(GREY_UNREAD if s in base_read else GREY_SPARE)
         scene.rects.append((cx + cell * 0.04, cy + cell * 0.04, cell * 0.92, cell * 0.92))
         scene.faces.append(np.asarray(colour))
+        if s not in read_set:
+            scene.dashed.append(scene.rects[-1])
         scene.label(cx + cell / 2, cy + cell / 2, strip_labels[s], fs,
                     INK if s in read_set else "#9a9a9a")
         if read_set.get(s, 0) > 1:
@@ -738,13 +757,13 @@ def draw_layout(
     legend = ["A cell's colour = the storage element it reads; neighbours in storage have "
               "neighbouring colours."]
     if any(s is not None and s not in read_set for s in slots):
-        legend.append("Grey: storage elements this tensor does not read.")
+        legend.append("Grey with a dashed border: storage elements this tensor does not read.")
     if repeat.any():
         legend.append("Hatched: read again through a stride-0 dim (no memory of its own).")
     if (counts > 1).any():
         legend.append("×k: this storage element is read by k logical cells.")
     if highlight is not None:
-        legend.append(f"Red: element {hl_index} → storage element "
+        legend.append(f"Thick red outline: element {hl_index} → storage element "
                       f"{_formula(facts.offset, hl_index, facts.stride)}.")
     y = scene.lines(x0, y, [("\n".join(legend), {"fontsize": FS_SMALL, "color": MUTED})])
     scene.height = y

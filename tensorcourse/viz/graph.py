@@ -302,10 +302,12 @@ def graph_text(t: torch.Tensor | GraphReport, names: Mapping[str, torch.Tensor] 
 
 # --------------------------------------------------------------------------- drawing
 
-NODE_BLUE = (0.86, 0.91, 0.98, 1.0)
-LEAF_GREEN = (0.85, 0.94, 0.85, 1.0)
-DONE_GREY = (0.90, 0.90, 0.90, 1.0)
-CURRENT_GOLD = (1.00, 0.87, 0.55, 1.0)
+# Chosen to stay apart under deuteranopia, protanopia and tritanopia (tests/test_viz_colours.py);
+# the boxes also say it in words: "AccumulateGrad -> x.grad" (a leaf), "✓ done", "▶ running now".
+NODE_BLUE = (0.78, 0.86, 1.00, 1.0)
+LEAF_GREEN = (0.88, 0.96, 0.70, 1.0)
+DONE_GREY = (0.82, 0.82, 0.82, 1.0)
+CURRENT_GOLD = (1.00, 0.80, 0.45, 1.0)
 
 
 def draw_graph(t: torch.Tensor | GraphReport, names: Mapping[str, torch.Tensor] | None = None, *,
@@ -342,6 +344,10 @@ def draw_graph(t: torch.Tensor | GraphReport, names: Mapping[str, torch.Tensor] 
     current = (report.backward_order[step] if step is not None
                and step < len(report.backward_order) else None)
     lines = {n.index: _node_lines(n) for n in report.nodes}
+    for i in done:
+        lines[i].append("✓ done")
+    if current is not None:
+        lines[current].append("▶ running now")
     styles = [({"fontsize": FS_TEXT, "weight": "bold"}), ({"fontsize": FS_SMALL, "color": INK})]
     size: dict[int, tuple[float, float]] = {}
     for i, ls in lines.items():
