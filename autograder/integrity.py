@@ -95,6 +95,7 @@ def _tio_make_guard():
                 "tensorcourse.check._recorder": getattr(tensorcourse.check, "_recorder", None),
                 "answer guard": (shell.user_ns.get("__tio_getattr__"),
                                  shell.user_ns.get("__tio_setattr__")),
+                "post_run_cell": tuple(shell.events.callbacks.get("post_run_cell", ())),
                 "default dtype": torch.get_default_dtype()}
     hook_baseline = hooks()
 
@@ -203,6 +204,20 @@ def _tio_make_guard():
         write(f"\nTIO-VALUE {token} {line}", flush=True)
     tensorcourse.check._recorder = record
 
+    # -- what the release's own cells bound, as they bound it -----------------------------
+    # Tests may use names the release defines (data, helper classes). A learner's cell can
+    # rebind them; tests see the value the release's cell left, taken right after it ran.
+    import hashlib
+    release_names, kept = __RELEASE_NAMES__, {}
+    sha256 = hashlib.sha256
+
+    def keep_release_names(result):
+        names = release_names.get(sha256(result.info.raw_cell.encode()).hexdigest(), ())
+        for name in names:
+            if name in shell.user_ns:
+                kept[name] = shell.user_ns[name]
+    shell.events.register("post_run_cell", keep_release_names)
+
     def run_test(token, source, aliases):
         filename = f"<test {token[:8]}>"
         # Registered like IPython registers a cell: inspect (TorchScript, explain) finds the source.
@@ -213,6 +228,7 @@ def _tio_make_guard():
         for name in builtin_names & set(ns):
             if name not in aliases and not name.startswith("__"):
                 del ns[name]  # a learner's `isinstance = ...` does not reach the test
+        ns.update(kept)  # release-defined names, as the release left them
         for name, path in aliases.items():
             ns[name] = resolve(path)  # `tc`, `torch`... as the release imported them
         ns["__builtins__"] = builtins
@@ -287,7 +303,8 @@ def _tio_make_guard():
             refuse(f"assigning the private or special attribute .{name}")
         if isinstance(obj, module_type):
             refuse(f"assigning {real_getattr(obj, '__name__', '?')}.{name} (a library the tests use)")
-        if isinstance(obj, type) and real_getattr(obj, "__module__", "") != "__main__":
+        if isinstance(obj, type) and (real_getattr(obj, "__module__", "") != "__main__"
+                                      or any(obj is v for v in kept.values())):
             refuse(f"assigning {obj.__name__}.{name} (a class the tests use)")
         real_setattr(obj, name, value)
 
@@ -323,6 +340,44 @@ class Plan:
     pass_tokens: dict[str, str] = field(default_factory=dict)
     ok_tokens: dict[str, str] = field(default_factory=dict)
     order: list[str] = field(default_factory=list)
+
+
+def bound_names(source: str) -> set[str]:
+    """Names a cell binds at its top level (also inside top-level if/for/with/try blocks)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return set()
+    names: set[str] = set()
+    todo = list(tree.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+            continue
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((a.asname or a.name).split(".")[0] for a in node.names if a.name != "*")
+            continue
+        for child in ast.walk(node):
+            if isinstance(child, ast.Name) and isinstance(child.ctx, ast.Store):
+                names.add(child.id)
+        for part in ("body", "orelse", "finalbody", "handlers"):
+            todo += [n for n in getattr(node, part, []) if isinstance(n, ast.stmt)]
+    return names
+
+
+def release_names(nb: NotebookNode, answer_names: set[str]) -> dict[str, list[str]]:
+    """``{sha256 of a release code cell: names it binds}``, less the answers' own names."""
+    import hashlib
+
+    found: dict[str, list[str]] = {}
+    for cell in nb.cells:
+        if cell.cell_type != "code" or is_answer(cell) or is_test(cell):
+            continue
+        names = sorted(bound_names(cell.source) - answer_names)
+        if names:
+            found[hashlib.sha256(cell.source.encode()).hexdigest()] = names
+    return found
 
 
 def trusted_aliases(nb: NotebookNode) -> dict[str, str]:
@@ -361,12 +416,13 @@ def _grader_cell(source: str, role: str, gid: str = "") -> NotebookNode:
     return cell
 
 
-def instrument(nb: NotebookNode) -> tuple[NotebookNode, Plan]:
+def instrument(nb: NotebookNode, answer_names: set[str] | None = None) -> tuple[NotebookNode, Plan]:
     """Add the bootstrap, pass lines and integrity cells (see module docstring)."""
     plan = Plan(guard_name=f"_tio_guard_{secrets.token_hex(12)}",
                 runner_name=f"_tio_test_{secrets.token_hex(12)}")
     aliases = trusted_aliases(nb)
-    bootstrap = _BOOTSTRAP.replace("__POLICY__", repr(policy()))
+    bootstrap = (_BOOTSTRAP.replace("__POLICY__", repr(policy()))
+                 .replace("__RELEASE_NAMES__", repr(release_names(nb, answer_names or set()))))
     cells = [_grader_cell(f"{bootstrap}\n{plan.guard_name}, {plan.runner_name} = _tio_make_guard()\n"
                           "del _tio_make_guard\n", "bootstrap")]
     for cell in nb.cells:

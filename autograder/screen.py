@@ -63,6 +63,11 @@ _DYNAMIC = frozenset({"getattr", "hasattr", "type"})
 ALLOWED_DUNDERS = frozenset({
     "__init__", "__name__", "__call__", "__len__", "__getitem__", "__torch_function__",
     "__torch_dispatch__", "__new__", "__repr__", "__str__", "__doc__",
+    # protocols an honest answer implements (context managers, iterators, containers);
+    # comparisons and conversions (__eq__, __bool__, __float__...) stay refused: a result
+    # that answers them itself could pass a plain `assert result == expected`.
+    "__enter__", "__exit__", "__iter__", "__next__", "__contains__", "__setitem__",
+    "__post_init__", "__missing__", "__reversed__",
 })
 ALLOWED_PRIVATE = frozenset({
     "_base", "_version", "_is_view", "_make_subclass", "_asdict", "_fields", "_replace",

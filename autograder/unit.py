@@ -31,9 +31,9 @@ import zmq
 from nbclient.util import run_sync
 from nbformat.notebooknode import NotebookNode
 
-from .answers import NotANotebook, exercises, read_answers, rebuild
+from .answers import NotANotebook, exercises, is_answer, read_answers, rebuild
 from .execute import SurvivingExecute
-from .integrity import ROLE, Verdict, instrument, verdicts
+from .integrity import ROLE, Verdict, bound_names, instrument, verdicts
 from .rewrite import rewrite
 from .sandbox import MIB, Limits, kernel_manager
 from .scratch import measure, remove
@@ -372,7 +372,10 @@ def grade_notebook(job: Job) -> Outcome:
             sources[gid] = ("raise RuntimeError('This answer was not run by the grader: it uses "
                             "something graded answers may not use (see your feedback).')")
     # Every attribute access of an answer is checked again at run time (autograder.rewrite).
-    nb, plan = instrument(rebuild(release, solution, {g: rewrite(src) for g, src in sources.items()}))
+    answer_names = {n for nb_ in (release, solution) for c in nb_.cells if is_answer(c)
+                    for n in bound_names(c.source)}
+    nb, plan = instrument(rebuild(release, solution, {g: rewrite(src) for g, src in sources.items()}),
+                          answer_names)
     try:
         nb, cut = _execute(nb, job, out.timings)
     except GraderFailure as err:

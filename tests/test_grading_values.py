@@ -4,7 +4,8 @@ Unit tests of :func:`autograder.values.decide` on recorded checks, then the desi
 for real: with the static screen and the run-time guard both switched off (as if a way past
 them had been found), an answer that forges every in-kernel check (patched checkers, a
 replaced integrity guard, so the kernel reports every test passed) still scores 0, because
-the values it recorded do not pass against the reference here.
+the values it recorded do not pass against the reference here. And names a release cell
+defines reach tests as the release left them, whatever an answer rebinds.
 """
 
 from __future__ import annotations
@@ -115,3 +116,38 @@ def test_a_forged_pass_fails_outside_the_sandbox(monkeypatch):
     assert all(t.passed for t in honest), honest
     assert forged and all(not t.passed and "outside the sandbox" in t.reason for t in forged), forged
     assert any("outside the sandbox" in t for t in out.tampering), out.tampering
+
+
+def _cell(source, **nbgrader):
+    cell = nbformat.v4.new_code_cell(source)
+    if nbgrader:
+        cell.metadata["nbgrader"] = {"schema_version": 3, "locked": False, "task": False,
+                                     "solution": False, "grade": False, **nbgrader}
+    return cell
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(unavailable() is not None, reason=f"no sandbox: {unavailable()}")
+def test_tests_see_release_names_as_the_release_left_them():
+    """A release cell defines a helper the test uses; the learner's answer rebinds it. The
+    test still sees the release's helper."""
+    from autograder.integrity import instrument, verdicts
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        _cell("class Counter:\n    limit = 1\n\n\ndef helper():\n    return 1\n"),
+        _cell("def answer():\n    return 2\n\n\ndef helper():\n    return 2\n",
+              solution=True, grade_id="ex-answer"),
+        _cell("assert helper() == 1, 'the learner rebound helper'\nassert Counter.limit == 1\n",
+              grade=True, grade_id="ex-test", points=1),
+    ]
+    executed, plan = instrument(nb, {"answer"})
+    executed, cut = unit._execute(executed, unit.Job("x", "none", "none", b"", "", "", Limits(),
+                                                     True, [str(REPO)]))
+    assert not cut
+    assert verdicts(executed, plan)["ex-test"].passed
+    # Without protection (no release names), the learner's helper is what the test sees.
+    unprotected, plan = instrument(nb, {"answer", "helper", "Counter"})
+    unprotected, _ = unit._execute(unprotected, unit.Job("x", "none", "none", b"", "", "",
+                                                         Limits(), True, [str(REPO)]))
+    assert not verdicts(unprotected, plan)["ex-test"].passed
