@@ -75,6 +75,17 @@ def _tio_make_guard():
     # __slotnames__, a cache.)
     classes = {label: set(vars(space)) for label, space in spaces.items()
                if isinstance(space, type) and not label.startswith("shell ")}
+    # The checkers' module, whole: private names (_allclose, _recorder) and any name added to it
+    # (a new `isinstance` there would shadow the built-in inside the checkers).
+    checks = dict(vars(tensorcourse.check))
+    classes["tensorcourse.check"] = set(checks)
+
+    def code_of(f):
+        return (getattr(f, "__code__", None), getattr(f, "__defaults__", None),
+                getattr(f, "__kwdefaults__", None))
+    # A function keeps its identity when its code is swapped (update_wrapper with __code__).
+    codes = {(label, k): code_of(v) for label, space in baseline.items() for k, v in space.items()
+             if type(v) is type(code_of)}
     modules = {name: sys.modules.get(name) for name in ("builtins", "torch", "numpy", "math",
                "tensorcourse", "tensorcourse.check", "torch.nn.functional")}
     shell_methods = {k for label in spaces if label.startswith("shell ") for k in baseline[label]}
@@ -94,7 +105,7 @@ def _tio_make_guard():
                 "grad mode": torch.is_grad_enabled(),
                 "tensorcourse.check._recorder": getattr(tensorcourse.check, "_recorder", None),
                 "answer guard": (shell.user_ns.get("__tio_getattr__"),
-                                 shell.user_ns.get("__tio_setattr__")),
+                                 shell.user_ns.get("__tio_setattr__"), shell.user_ns.get("__tio_type__")),
                 "post_run_cell": tuple(shell.events.callbacks.get("post_run_cell", ())),
                 "default dtype": torch.get_default_dtype()}
     hook_baseline = hooks()
@@ -246,7 +257,11 @@ def _tio_make_guard():
                 "learner" if any(c not in ours and not c.co_filename.startswith(library_dirs)
                                  for c in inner) else "library")
             first = str(err).strip().splitlines()[0][:300] if kind == "ours" and str(err).strip() else ""
-            write(f"\nTIO-FAIL {token} " + json_dumps({"kind": kind, "ename": type(err).__name__[:80],
+            etype = type(err)
+            ename = (etype.__name__[:80] if etype.__module__ == "builtins"
+                     or etype.__module__.split(".")[0] in ("torch", "numpy", "tensorcourse")
+                     else "an exception of a class defined in your code")  # its name is theirs
+            write(f"\nTIO-FAIL {token} " + json_dumps({"kind": kind, "ename": ename,
                                                        "first": first}), flush=True)
             raise
         finally:
@@ -266,10 +281,13 @@ def _tio_make_guard():
     real_getattr, real_setattr = builtins.getattr, builtins.setattr
     permission_error = PermissionError
 
+    allowed_submodules = set(policy["allowed_submodules"])
+
     def module_allowed(name):
         parts = name.split(".")
         return (parts[0] in allowed_modules and not any(p.startswith("_") for p in parts)
-                and not any(".".join(parts[:i]) in forbidden_modules for i in range(1, len(parts) + 1)))
+                and not any(".".join(parts[:i]) in forbidden_modules for i in range(1, len(parts) + 1))
+                and (len(parts) == 1 or name in allowed_submodules))
 
     def refuse(what):
         write(f"\nTIO-REFUSED {what}", flush=True)
@@ -285,6 +303,8 @@ def _tio_make_guard():
         if not isinstance(obj, module_type):
             # Only a module's attributes are checked further: that keeps the guard transparent
             # to torch.compile (Dynamo inlines it without a graph break on tensors and methods).
+            if name == "format" and type(obj) is str:
+                return answer_format(obj)  # its fields read attributes by name, in C
             return real_getattr(obj, name, *default)
         where = real_getattr(obj, "__name__", "?")
         if not module_allowed(where):
@@ -293,6 +313,8 @@ def _tio_make_guard():
             refuse(f"{where}.{name}")
         if name == "load" and where not in load_from:
             refuse(f"{where}.load (it reads pickles)")
+        if where == "functools" and name == "wraps":
+            return answer_wraps  # the default attributes only: never `assigned=("__code__",)`
         value = real_getattr(obj, name, *default)
         if isinstance(value, module_type) and not module_allowed(real_getattr(value, "__name__", "?")):
             refuse(f"the module {real_getattr(value, '__name__', '?')} (through .{name})")
@@ -308,7 +330,35 @@ def _tio_make_guard():
             refuse(f"assigning {obj.__name__}.{name} (a class the tests use)")
         real_setattr(obj, name, value)
 
+    real_type = type
+    import functools as _functools
+
+    def answer_wraps(wrapped):
+        return _functools.wraps(wrapped)
+
+    def answer_type(*args):
+        if len(args) != 1:
+            refuse("type() with more than one argument (a class built from a dictionary)")
+        kind = real_type(args[0])
+        if issubclass(kind, real_type):
+            refuse("type() of a class (its metaclass builds classes with any special methods)")
+        return kind
+
+    def answer_format(text):
+        """str.format and format_map, refusing fields that reach private or special names."""
+        def check(*args, **kwargs):
+            for _literal, field, spec, _conv in formatter.parse(text):
+                for part in (field or "", spec or ""):
+                    if "." in part or "[" in part:
+                        if any(p.strip().startswith("_") for p in part.replace("[", ".").split(".")[1:]):
+                            refuse("a format field reaching a private or special name")
+            return real_getattr(text, "format")(*args, **kwargs)
+        return check
+    import string as _string
+    formatter = _string.Formatter()
+
     shell.user_ns["__tio_getattr__"], shell.user_ns["__tio_setattr__"] = answer_getattr, answer_setattr
+    shell.user_ns["__tio_type__"] = answer_type
     hook_baseline = hooks()  # now with the answer guard in place
 
     def guard(token):
@@ -319,6 +369,10 @@ def _tio_make_guard():
                         if not unchanged(v, now.get(k, None))]
         changed += [f"{label}.{k} (added)" for label, names in classes.items()
                     for k in vars(spaces[label]) if k not in names and k != "__slotnames__"]
+        changed += [f"tensorcourse.check.{k}" for k, v in checks.items()
+                    if vars(tensorcourse.check).get(k, None) is not v and k != "_recorder"]
+        changed += [f"{label}.{k} (code)" for (label, k), was in codes.items()
+                    if code_of(baseline[label][k]) != was]
         changed += [f"sys.modules[{n!r}]" for n, m in modules.items() if sys.modules.get(n) is not m]
         changed += [f"shell.{k}" for k in vars(shell) if k in shell_methods]
         now_hooks = hooks()

@@ -26,17 +26,19 @@ from __future__ import annotations
 
 import ast
 
-GET, SET = "__tio_getattr__", "__tio_setattr__"
+GET, SET, TYPE = "__tio_getattr__", "__tio_setattr__", "__tio_type__"
 
 # Standard-library modules answers may import, with the names they may use from them (the
 # others there hand out dynamic attribute access, code evaluation or pickles). Modules not
 # listed here but allowed by the screen (torch, numpy, math, itertools...) allow any public name
 # except the screen's forbidden attributes.
 MODULE_NAMES: dict[str, frozenset[str]] = {
+    # No update_wrapper (it copies any attribute by name: a checker's __code__; `wraps` is
+    # handed out taking the wrapped function only), no singledispatch (register() evaluates
+    # string annotations).
     "functools": frozenset({"reduce", "partial", "partialmethod", "lru_cache", "cache", "wraps",
-                            "update_wrapper", "total_ordering", "cached_property", "cmp_to_key",
-                            "singledispatch", "singledispatchmethod", "WRAPPER_ASSIGNMENTS",
-                            "WRAPPER_UPDATES"}),
+                            "total_ordering", "cached_property", "cmp_to_key"}),
+    "abc": frozenset({"ABC", "abstractmethod"}),
     "operator": frozenset({"abs", "add", "and_", "concat", "contains", "countOf", "eq", "floordiv",
                            "ge", "getitem", "gt", "index", "indexOf", "inv", "invert",
                            "is_", "is_not", "itemgetter", "le", "length_hint", "lshift", "lt",
@@ -67,11 +69,13 @@ def policy() -> dict[str, object]:
         ALLOWED_DUNDERS,
         ALLOWED_MODULES,
         ALLOWED_PRIVATE,
+        ALLOWED_SUBMODULES,
         FORBIDDEN_ATTRIBUTES,
         FORBIDDEN_MODULES,
     )
 
     return {"allowed_modules": sorted(ALLOWED_MODULES), "forbidden_modules": sorted(FORBIDDEN_MODULES),
+            "allowed_submodules": sorted(ALLOWED_SUBMODULES),
             "allowed_special": sorted(ALLOWED_DUNDERS | ALLOWED_PRIVATE),
             "refused_names": sorted(FORBIDDEN_ATTRIBUTES | REFUSED_NAMES),
             "module_names": {k: sorted(v) for k, v in MODULE_NAMES.items()},
@@ -80,7 +84,37 @@ def policy() -> dict[str, object]:
             "load_from": ["torch", "numpy"]}
 
 
+def _set(target: ast.Attribute, value: ast.expr) -> ast.stmt:
+    return ast.Expr(ast.Call(ast.Name(SET, ast.Load()),
+                             [target.value, ast.Constant(target.attr), value], []))
+
+
 class _Guarded(ast.NodeTransformer):
+    def __init__(self) -> None:
+        self.temps = 0
+
+    def _temp(self) -> str:
+        self.temps += 1
+        return f"__tio_t{self.temps}__"
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        if node.id == "type" and isinstance(node.ctx, ast.Load):
+            # type(x) through the guard: it refuses handing out a metaclass (type(int) is type).
+            return ast.copy_location(ast.Name(TYPE, ast.Load()), node)
+        return node
+
+    def _lower(self, target: ast.expr, after: list[ast.stmt]) -> ast.expr:
+        """A store target with every attribute in it replaced by a temporary name, set after."""
+        if isinstance(target, ast.Attribute):
+            temp = self._temp()
+            after.append(_set(target, ast.Name(temp, ast.Load())))
+            return ast.Name(temp, ast.Store())
+        if isinstance(target, (ast.Tuple, ast.List)):
+            target.elts = [self._lower(e, after) for e in target.elts]
+        elif isinstance(target, ast.Starred):
+            target.value = self._lower(target.value, after)
+        return target
+
     def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
         self.generic_visit(node)
         if not isinstance(node.ctx, ast.Load):
@@ -94,13 +128,32 @@ class _Guarded(ast.NodeTransformer):
             node.func = ast.copy_location(ast.Name(GET, ast.Load()), node.func)
         return node
 
-    def visit_Assign(self, node: ast.Assign) -> ast.AST:
+    def visit_Assign(self, node: ast.Assign) -> ast.AST | list[ast.stmt]:
         self.generic_visit(node)
         if len(node.targets) == 1 and isinstance(node.targets[0], ast.Attribute):
-            target = node.targets[0]
-            call = ast.Call(ast.Name(SET, ast.Load()),
-                            [target.value, ast.Constant(target.attr), node.value], [])
-            return ast.copy_location(ast.Expr(call), node)
+            return ast.copy_location(_set(node.targets[0], node.value), node)
+        if not any(isinstance(t, ast.Attribute) for target in node.targets for t in ast.walk(target)):
+            return node
+        # a.b = c.d = v, (a.b, y) = v: evaluate v once, then every store through the guard.
+        after: list[ast.stmt] = []
+        node.targets = [self._lower(t, after) for t in node.targets]
+        return [node, *after]
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> ast.AST:
+        self.generic_visit(node)
+        if isinstance(node.target, ast.Attribute):
+            value = node.value if node.value is not None else ast.Constant(None)
+            if node.value is None:
+                return ast.copy_location(ast.Pass(), node)  # an annotation only stores nothing
+            return ast.copy_location(_set(node.target, value), node)
+        return node
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> ast.AST:
+        self.generic_visit(node)
+        if isinstance(node.target, ast.Attribute):
+            target = node.target
+            current = ast.Call(ast.Name(GET, ast.Load()), [target.value, ast.Constant(target.attr)], [])
+            return ast.copy_location(_set(target, ast.BinOp(current, node.op, node.value)), node)
         return node
 
 

@@ -44,6 +44,23 @@ ALLOWED_MODULES = frozenset({
     "enum", "abc", "fractions", "decimal", "heapq", "bisect", "matplotlib", "tensorcourse",
     "warnings", "textwrap", "numbers", "triton",
 })
+# Submodules answers may use, beyond the modules above themselves: an allow-list (a submodule
+# not named here, such as numpy.testing or torch.utils.benchmark, is refused, at import and at
+# run time). Intermediate packages (torch.utils) are listed so their listed children are reachable.
+ALLOWED_SUBMODULES = frozenset({
+    "torch.nn", "torch.nn.functional", "torch.nn.init", "torch.nn.utils", "torch.nn.parameter",
+    "torch.linalg", "torch.fft", "torch.func", "torch.special", "torch.random", "torch.types",
+    "torch.autograd", "torch.autograd.graph", "torch.autograd.functional", "torch.autograd.forward_ad",
+    "torch.optim", "torch.optim.lr_scheduler", "torch.utils", "torch.utils.data",
+    "torch.utils.checkpoint", "torch.utils.hooks", "torch.cuda", "torch.amp", "torch.cpu",
+    "torch.backends", "torch.backends.cudnn", "torch.backends.cuda", "torch.backends.mps",
+    "torch.compiler", "torch.export", "torch.fx", "torch.testing", "torch.distributions",
+    "torch.profiler", "torch.masked", "torch.sparse", "torch.nested", "torch.mps",
+    "numpy.random", "numpy.linalg", "numpy.fft", "numpy.typing",
+    "tensorcourse.check", "tensorcourse.device", "tensorcourse.timing",
+    "matplotlib.pyplot", "matplotlib.colors", "matplotlib.cm", "matplotlib.patches",
+    "triton.language", "collections.abc",
+})
 # Public submodules that still hand out code execution or global hooks.
 FORBIDDEN_MODULES = frozenset({
     "torch.library", "torch.utils.cpp_extension", "torch.hub", "torch.package",
@@ -56,6 +73,11 @@ FORBIDDEN_NAMES = frozenset({
     "In", "Out", "_ih", "_oh", "_dh", "_i", "_ii", "_iii", "__", "___",
 })
 _HISTORY_NAME = re.compile(r"^_(i?\d+)$")
+# Forbidden names that stay forbidden as attributes (tensorcourse.viz.widgets.get_ipython);
+# not `compile` or `vars`, which torch and re define harmlessly.
+_FORBIDDEN_AS_ATTRIBUTES = frozenset({"get_ipython", "exec", "eval", "globals", "locals",
+                                      "breakpoint", "display"})
+_PRIVATE_FIELD = re.compile(r"\{[^{}]*[.\[]\s*_")
 # Built-ins that read an attribute by a name computed at run time: allowed only as a direct
 # call with a constant, screened name (`getattr(x, "shape")`), never passed around.
 _DYNAMIC = frozenset({"getattr", "hasattr", "type"})
@@ -74,8 +96,9 @@ ALLOWED_PRIVATE = frozenset({
     "_make", "_values", "_indices", "_nnz",
 })
 FORBIDDEN_ATTRIBUTES = frozenset({
-    # attribute access by a computed name, passed around as a function
-    "attrgetter", "methodcaller",
+    # attribute access by a computed name, passed around as a function; code run from strings
+    "attrgetter", "methodcaller", "runstring", "update_wrapper", "singledispatch",
+    "singledispatchmethod", "ABCMeta", "EnumMeta", "EnumType",
     # pickles and native code run arbitrary code (torch.load and np.load: see _Screen.visit_Call)
     "loads", "load_library", "fromfile", "tofile", "from_file",
     # frames, code objects and generator internals reach the interpreter
@@ -97,10 +120,14 @@ def _module_allowed(name: str) -> str | None:
     for i in range(1, len(parts) + 1):
         if ".".join(parts[:i]) in FORBIDDEN_MODULES:
             return f"imports `{name}`, which can run code outside the answer or hook every torch call"
+    if len(parts) > 1 and name not in ALLOWED_SUBMODULES:
+        return f"imports `{name}` (answers may import only listed submodules: autograder/screen.py)"
     return None
 
 
 def _attribute_problem(attr: str) -> str | None:
+    if attr in _FORBIDDEN_AS_ATTRIBUTES:
+        return f"uses `.{attr}` (reaches the notebook's or interpreter's internals)"
     if attr in FORBIDDEN_ATTRIBUTES:
         return f"uses `.{attr}` (can run code the grader cannot see, or reach the interpreter)"
     if attr.startswith("__") and attr.endswith("__"):
@@ -257,6 +284,9 @@ class _Screen(ast.NodeVisitor):
             self._checked.add(id(func))
         if isinstance(func, ast.Name) and func.id == "type" and len(node.args) != 1:
             self.flag(node, "calls type() to build a class (write a class statement instead)")
+        if any(k.arg in ("assigned", "updated") for k in node.keywords) or (
+                isinstance(func, ast.Attribute) and func.attr == "wraps" and len(node.args) > 1):
+            self.flag(node, "copies chosen attributes between functions (use functools.wraps(f))")
         if isinstance(node.func, ast.Name) and node.func.id in ("getattr", "hasattr"):
             name = node.args[1] if len(node.args) > 1 else None
             if not (isinstance(name, ast.Constant) and isinstance(name.value, str)):
@@ -275,6 +305,41 @@ class _Screen(ast.NodeVisitor):
                 if isinstance(target, ast.Name):
                     self.modules.add(target.id)
         self.generic_visit(node)
+
+    def _attribute_targets(self, node: ast.AST, target: ast.AST, what: str) -> None:
+        if any(isinstance(t, ast.Attribute) for t in ast.walk(target)):
+            self.flag(node, f"{what} an attribute (assign it with `obj.name = value` instead)")
+
+    def visit_For(self, node: ast.For | ast.AsyncFor) -> None:
+        self._attribute_targets(node, node.target, "loops into")
+        self.generic_visit(node)
+
+    visit_AsyncFor = visit_For
+
+    def visit_With(self, node: ast.With | ast.AsyncWith) -> None:
+        for item in node.items:
+            if item.optional_vars is not None:
+                self._attribute_targets(node, item.optional_vars, "binds `with ... as`")
+        self.generic_visit(node)
+
+    visit_AsyncWith = visit_With
+
+    def visit_comprehension(self, node: ast.comprehension) -> None:
+        self._attribute_targets(node.iter, node.target, "loops into")
+        self.generic_visit(node)
+
+    def visit_NamedExpr(self, node: ast.NamedExpr) -> None:
+        self.generic_visit(node)
+
+    def visit_Delete(self, node: ast.Delete) -> None:
+        for target in node.targets:
+            self._attribute_targets(node, target, "deletes")
+        self.generic_visit(node)
+
+    def visit_Constant(self, node: ast.Constant) -> None:
+        # str.format reads attributes and keys by name in C: `"{0.__globals__}".format(f)`.
+        if isinstance(node.value, str) and _PRIVATE_FIELD.search(node.value):
+            self.flag(node, "a format field reaches a private or special name")
 
     def visit_Global(self, node: ast.Global) -> None:
         for name in node.names:

@@ -39,6 +39,15 @@ def _record(kind: str, actual: Any, expected: Any, options: dict) -> None:
         _recorder(kind, actual, expected, options)
 
 
+def _kind(x: Any) -> str:
+    """The name of ``x``'s type for a message's first line: a learner's own class (whose name
+    their code can set to any text) is not named there; the lines below show it."""
+    t = type(x)
+    if t.__module__ == "builtins" or t.__module__.split(".")[0] in ("torch", "numpy"):
+        return t.__name__
+    return "an object of a class defined in your code"
+
+
 def summarize(x: Any, max_chars: int = 300) -> str:
     """A short, one-paragraph rendering of ``x`` for feedback messages."""
     if isinstance(x, torch.Tensor):
@@ -84,7 +93,7 @@ def same_tensor(
     # Exact classes: a subclass (even of Parameter) can override comparisons through
     # __torch_function__ and pass any check; a real Parameter is a plain tensor underneath.
     if not any(type(actual) is t for t in _TENSOR_TYPES):  # `is`: a metaclass may lie in ==
-        raise _fail(name, f"expected a torch.Tensor, got {type(actual).__name__}", actual, expected)
+        raise _fail(name, f"expected a torch.Tensor, got {_kind(actual)}", actual, expected)
     if actual.shape != expected.shape:
         raise _fail(name, f"wrong shape {tuple(actual.shape)} (expected "
                     f"{tuple(expected.shape)})", actual, expected)
@@ -126,7 +135,7 @@ def same_value(actual: Any, expected: Any, *, name: str = "answer") -> bool:
     _record("same_value", actual, expected, {})
     if type(actual) is not type(expected):
         raise _fail(name, f"expected a value of type {type(expected).__name__}, "
-                    f"got {type(actual).__name__}", actual, expected)
+                    f"got {_kind(actual)}", actual, expected)
     if isinstance(expected, dict):
         missing = [k for k in expected if k not in actual]
         extra = [k for k in actual if k not in expected]
@@ -166,11 +175,11 @@ def raises(
         if not isinstance(err, exception) and not isinstance(err, Exception):
             raise
         if not isinstance(err, exception):
-            raise AssertionError(f"{name}: expected {exception.__name__}, got "
-                                 f"{type(err).__name__}: {err}") from None
+            raise AssertionError(f"{name}: expected {exception.__name__}, got {_kind(err)}\n"
+                                 f"  its message: {err}") from None
         if match is not None and match not in str(err):
-            raise AssertionError(f"{name}: raised {type(err).__name__} as expected, but its "
-                                 f"message does not mention {match!r}: {err}") from None
+            raise AssertionError(f"{name}: raised {_kind(err)} as expected, but its "
+                                 f"message does not mention {match!r}\n  its message: {err}") from None
         return True
     _record("raises", result, exception, {"match": match})
     raise AssertionError(f"{name}: expected {exception.__name__}, but it returned "

@@ -119,6 +119,39 @@ def center_rows(x):
 '''
 
 
+# Raw code for attacks that reached an interpreter: swaps the test runner's exec for a no-op,
+# so each test 'runs' and prints its genuine pass token (red team, round 2).
+FORGE_RAW = '''
+from IPython import get_ipython
+for k, v in list(get_ipython().user_ns.items()):
+    if k.startswith("_tio_test_"):
+        for n, c in zip(v.__code__.co_freevars, v.__closure__):
+            if n == "exec_":
+                c.cell_contents = lambda code, ns: None
+'''
+
+LEAK_FORMAT = '''class K:
+    pass
+
+
+def shares_storage(a, b):
+    s = "{0.__globals__[_ih]}".format(shares_storage)
+    i = s.rfind("BEGIN HIDDEN")
+    K.__name__ = s[i:i + 250]
+    return K()
+'''
+
+LEAK_FORMAT_DYNAMIC = '''class K:
+    pass
+
+
+def shares_storage(a, b):
+    field = "{0." + "_" + "_globals__[_ih]}"
+    K.__name__ = field.format(shares_storage)[-250:]
+    return K()
+'''
+
+
 def _bad_cell_type(nb, _paths):
     out = copy.deepcopy(nb)
     answers = [c for c in out.cells if nbgrader_meta(c).get("solution")]
@@ -211,6 +244,46 @@ ATTACKS: dict[str, tuple[str, Build]] = {
     "a-torch-builtins": ("builtins and os reached as public attributes of torch", lambda nb, p: _cheat(
         nb, "run = torch.builtins.exec\nrun(\"import os; os.system('touch /tmp/tio-pwned')\")\n"
             "torch.os.system('touch /tmp/tio-pwned')")),
+    "a-np-runstring": ("numpy.testing.runstring is exec", lambda nb, p: _answer(
+        nb, f"import numpy as np\nnp.testing.runstring({FORGE_RAW!r}, {{}})\n")),
+    "a-widgets-shell": ("get_ipython as a public attribute of tensorcourse.viz.widgets",
+                        lambda nb, p: _answer(nb, "import tensorcourse.viz.widgets as w\n"
+                                                  f"w.get_ipython().ex({FORGE_RAW!r})\n")),
+    "a-widgets-shell-alias": ("the same shell through an alias the screen cannot follow",
+                              lambda nb, p: _answer(
+                                  nb, "m = [tc.viz][0]\nshell = m.widgets.get_ipython()\n")),
+    "a-singledispatch-eval": ("singledispatch.register evaluates a string annotation",
+                              lambda nb, p: _answer(nb, "import functools\n\n\n@functools.singledispatch\n"
+                                  "def f(x):\n    pass\n\n\n"
+                                  f"def g(x: {f'exec({FORGE_RAW!r}) or int'!r}):\n    pass\n\n\n"
+                                  "f.register(g)\n")),
+    "a-benchmark-timer": ("torch.utils.benchmark.Timer execs its statement", lambda nb, p: _answer(
+        nb, f"from torch.utils.benchmark import Timer\nTimer({FORGE_RAW!r}).timeit(1)\n")),
+    "a-benchmark-alias": ("the same Timer through attributes", lambda nb, p: _answer(
+        nb, f"u = [torch][0].utils\nu.benchmark.Timer({FORGE_RAW!r}).timeit(1)\n")),
+    "a-update-wrapper-code": ("functools.update_wrapper swaps the checkers' __code__", lambda nb, p: _cheat(
+        nb, "import functools\n\n\ndef yes(*a, **k):\n    return True\n\n\n"
+            "for f in (tc.check.same_value, tc.check.same_tensor, tc.check.raises):\n"
+            "    functools.update_wrapper(f, yes, assigned=('__code__',), updated=())\n")),
+    "a-wraps-alias": ("functools.wraps with chosen attributes through an alias", lambda nb, p: _cheat(
+        nb, "import functools\n\n\ndef yes(*a, **k):\n    return True\n\n\n"
+            "w = [functools][0].wraps\nargs = (yes, ('__code__',), ())\n"
+            "for f in (tc.check.same_value, tc.check.same_tensor, tc.check.raises):\n"
+            "    w(*args)(f)\n")),
+    "a-metaclass-float": ("type(int)(name, bases, ns): a float whose comparisons say yes",
+                          lambda nb, p: _answer(nb, "meta = type(int)\n"
+                              "Yes = meta('Yes', (float,), {'__le__': lambda s, o: True,\n"
+                              "                             '__ge__': lambda s, o: True})\n\n\n"
+                              "def median_time(fn, repeats=5, warmup=1):\n    if repeats < 1:\n"
+                              "        raise ValueError('repeats')\n    return Yes(1.0)\n", 4)),
+    "a-annassign-shadow": ("annotated and tuple assignments into tensorcourse.check", lambda nb, p: _answer(
+        nb, "m = [tc.check][0]\nm.zip: object = lambda *a: ()\nm.len, y = (lambda x: 0), 1\n"
+            "m.isinstance = m.isinstance2 = lambda o, t: True\n\n\n"
+            "def shares_storage(a, b):\n    return False\n", 1)),
+    "a-format-leak": ("str.format reads __globals__[_ih] into a class name shown in feedback",
+                      lambda nb, p: _answer(nb, LEAK_FORMAT, 1)),
+    "a-format-leak-dynamic": ("the same with the format field built at run time",
+                              lambda nb, p: _answer(nb, LEAK_FORMAT_DYNAMIC, 1)),
     "a-indirect-module": ("a library patched and a pickle loader reached through an alias the "
                           "screen cannot follow", lambda nb, p: _cheat(
         nb, "m = [np][0]\nm.allclose = lambda *a, **k: True\nloader = [np.ma][0].load")),

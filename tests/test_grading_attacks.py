@@ -138,7 +138,10 @@ def test_attacks_are_reported(attacked):
                     "a-dunder-escape", "a-patch-check", "a-patch-alias", "a-wrapped",
                     "a-shadow-method", "a-lying-float", "a-def-eval", "a-getattr-alias",
                     "a-reduce-getattr", "a-type-class", "a-leak-tests", "a-torch-builtins",
-                    "a-indirect-module"):
+                    "a-indirect-module", "a-np-runstring", "a-widgets-shell", "a-widgets-shell-alias",
+                    "a-singledispatch-eval", "a-benchmark-timer", "a-benchmark-alias",
+                    "a-update-wrapper-code", "a-wraps-alias", "a-metaclass-float",
+                    "a-annassign-shadow", "a-format-leak", "a-format-leak-dynamic"):
         assert f"{student}/{A}" in out.split("Tampering")[-1], (student, out)
     for student, words in (("a-symlink", "symlink"), ("a-huge", "limit"), ("a-zipbomb", "limit"),
                            ("a-locked-edit", "locked cell"), ("a-skip-tags", "locked cell"),
