@@ -12,12 +12,27 @@ from html import escape
 
 from .unit import TestResult
 
+# Accessible by construction (tests/test_site.py runs axe-core on a sample, light and dark,
+# and at a phone's width): a language, a viewport, landmarks, headings in order, a table with
+# a caption and column headers, pass/fail said in words and a mark (never colour alone),
+# colours with at least 4.5:1 contrast in both schemes, long messages wrapped, not scrolled.
 _STYLE = """
-body { font-family: system-ui, sans-serif; max-width: 52rem; margin: 2rem auto; color: #222; }
+:root { color-scheme: light dark; --fg: #1f2328; --bg: #ffffff; --line: #d0d7de;
+        --pass: #1a7f37; --fail: #cf222e; --muted: #57606a; }
+@media (prefers-color-scheme: dark) {
+  :root { --fg: #e6edf3; --bg: #0d1117; --line: #30363d; --pass: #3fb950; --fail: #ff7b72;
+          --muted: #9198a1; } }
+body { font-family: system-ui, sans-serif; max-width: 52rem; margin: 2rem auto; padding: 0 1rem;
+       color: var(--fg); background: var(--bg); line-height: 1.45; }
+.checks { overflow-x: auto; }
 table { border-collapse: collapse; width: 100%; }
-th, td { text-align: left; padding: .4rem .6rem; border-bottom: 1px solid #ddd; vertical-align: top; }
-td.pass { color: #1a7f37; font-weight: 600; } td.fail { color: #cf222e; font-weight: 600; }
+caption { text-align: left; font-weight: 600; padding: .3rem 0; }
+th, td { text-align: left; padding: .4rem .6rem; border-bottom: 1px solid var(--line);
+         vertical-align: top; }
+td.msg { overflow-wrap: anywhere; width: 60%; } td.pts, td.pass, td.fail { white-space: nowrap; }
+td.pass { color: var(--pass); font-weight: 600; } td.fail { color: var(--fail); font-weight: 600; }
 code { font-size: .95em; }
+footer, .note { color: var(--muted); }
 """
 
 
@@ -29,18 +44,24 @@ def render(student: str, assignment: str, notebook: str, tests: list[TestResult]
     rows = []
     for t in tests:
         got = points.get(t.grade_id, 0.0) if t.passed else 0.0
+        result = "✓ passed" if t.passed else "✗ failed"
         rows.append(
-            f"<tr><td><code>{escape(t.grade_id)}</code></td>"
-            f"<td>{got:g} / {points.get(t.grade_id, 0.0):g}</td>"
-            f"<td class=\"{'pass' if t.passed else 'fail'}\">{'passed' if t.passed else 'failed'}</td>"
-            f"<td>{escape(t.message if not t.passed else '')}</td></tr>")
+            f"<tr><th scope=\"row\"><code>{escape(t.grade_id)}</code></th>"
+            f"<td class=\"pts\">{got:g} / {points.get(t.grade_id, 0.0):g}</td>"
+            f"<td class=\"{'pass' if t.passed else 'fail'}\">{result}</td>"
+            f"<td class=\"msg\">{escape(t.message if not t.passed else '')}</td></tr>")
     return (
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
         f"<title>{escape(assignment)}: feedback for {escape(student)}</title>"
         f"<style>{_STYLE}</style></head><body>\n"
-        f"<h1>{escape(notebook)}</h1>\n<p>Student <b>{escape(student)}</b>: "
-        f"<b>{total:g} / {possible:g}</b> points.</p>\n"
-        "<table><thead><tr><th>Check</th><th>Points</th><th>Result</th><th>Message</th></tr>"
-        "</thead><tbody>\n" + "\n".join(rows) + "\n</tbody></table>\n"
-        "<p>Only your answer cells were graded, against the course's tests (some of them hidden). "
-        "A failed check shows the message the course wrote for it.</p>\n</body></html>\n")
+        f"<header><h1>{escape(notebook)}</h1>\n<p>Feedback for <b>{escape(student)}</b>: "
+        f"<b>{total:g} / {possible:g}</b> points.</p></header>\n<main>\n"
+        "<h2>Checks</h2>\n<div class=\"checks\" tabindex=\"0\" role=\"region\" aria-label=\"checks\"><table>"
+        f"<caption>{len(tests)} checks, {sum(t.passed for t in tests)} passed</caption>"
+        "<thead><tr><th scope=\"col\">Check</th><th scope=\"col\">Points</th>"
+        "<th scope=\"col\">Result</th><th scope=\"col\">Message</th></tr>"
+        "</thead><tbody>\n" + "\n".join(rows) + "\n</tbody></table></div>\n</main>\n"
+        "<footer><p>Only your answer cells were graded, against the course's tests (some of them "
+        "hidden). A failed check shows the message the course wrote for it.</p></footer>\n"
+        "</body></html>\n")

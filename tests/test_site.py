@@ -9,7 +9,12 @@ Then, on the built HTML:
 * no solution code, no hidden test and no nbgrader marker appears anywhere (checked line by
   line against ``solutions/``);
 * headless Chromium (Debian's, through Playwright) opens the home page and every notebook
-  page, and the figures have loaded; screenshots go to ``.test-output/site/``.
+  page, and the figures have loaded; screenshots go to ``.test-output/site/``;
+* accessibility: every course figure has a specific ``alt`` (its summary, never a file name)
+  and its full text description under it; axe-core (``tests/a11y.py``) finds no serious or
+  critical violation on the home page, every notebook page (light and dark modes, and at a
+  390 px phone width, where nothing but code blocks scrolls sideways) and a sample of the
+  grader's feedback page; screenshots ``*-dark.png``, ``*-phone.png``, ``feedback-*.png``.
 
 Marked ``site``: `tio.py test` runs these after the rest of the suite, when the executed
 notebooks the suite stored let the build skip executing them again.
@@ -190,3 +195,125 @@ def test_a_real_browser_opens_every_page(served):
                 problems.append(f"{name}: page title {title!r}")
         browser.close()
     assert not problems, "\n".join(problems)
+
+
+# ---- accessibility (issue 22): text alternatives, axe-core, colour modes, a phone's width ----
+
+_IMG_TAG = re.compile(r"<img\b[^>]*>")
+
+
+def _attr(tag: str, name: str) -> str | None:
+    m = re.search(rf'\b{name}="([^"]*)"', tag)
+    return html.unescape(m.group(1)) if m else None
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_every_figure_has_a_specific_alt_and_its_description_under_it(site, name):
+    page = _page(site, name)
+    own = [t for t in _IMG_TAG.findall(page) if not (_attr(t, "src") or "").startswith("http")]
+    assert len(own) >= _figures_in(name)
+    bad = []
+    for tag in own:
+        alt, src = _attr(tag, "alt") or "", _attr(tag, "src") or ""
+        file = src.rsplit("/", 1)[-1]
+        generic = alt.strip().lower() in {"", "image", "figure", "png", "output"}
+        if generic or file in alt or re.search(r"\.(png|svg|jpe?g)\b", alt) or len(alt) < 40 \
+                or not re.search(r"\d", alt) \
+                or not re.search(r"shape|graph|Broadcast|Layout", alt):
+            bad.append(f"{file[:16]}: alt={alt[:80]!r}")
+    assert not bad, "figures without a specific alt:\n" + "\n".join(bad)
+    # Each figure's full description follows it, collapsed.
+    assert page.count('<details class="tio-figure-text">') == len(own)
+
+
+def test_figure_descriptions_are_attached_by_file_hash():
+    texts = {"ab" * 32: {"alt": 'Layout of "x" (2, 3)', "description_html": "<p>facts</p>"}}
+    page = (f'<div><img alt="../../_images/{"ab" * 32}.png" src="../../_images/{"ab" * 32}.png" />'
+            f'<img alt="../../_images/{"cd" * 32}.png" src="../../_images/{"cd" * 32}.png" /></div>')
+    out = site_build.describe_figures(page, texts)
+    assert 'alt="Layout of &quot;x&quot; (2, 3)"' in out and "<p>facts</p></details>" in out
+    assert f'alt="../../_images/{"cd" * 32}.png"' in out  # not a course figure: left alone
+
+
+def _feedback_sample() -> str:
+    from autograder.feedback import render
+    from autograder.unit import TestResult
+
+    tests = [TestResult("ex1-strides", True, "", ""),
+             TestResult("ex2-broadcast", False, "failed",
+                         "AssertionError: expected stride (1, 3), got (3, 1); a very long message "
+                         "with_a_long_identifier_that_must_wrap_on_a_phone_screen_instead_of_scrolling"),
+             TestResult("ex3-graph", False, "timeout", "the cell ran past its time limit")]
+    return render("alice", "01-why-tensors", "01-why-tensors", tests,
+                  {"ex1-strides": 2.0, "ex2-broadcast": 3.0, "ex3-graph": 1.0})
+
+
+@pytest.mark.browser
+def test_axe_finds_no_serious_violation_light_dark_and_at_a_phone_width(served):
+    """Home page, every notebook page and a feedback page: axe-core, 2 modes, 390 px wide."""
+    from a11y import PHONE, horizontal_overflow, run_axe, set_dark
+    from test_browser import CHROMIUM, CHROMIUM_ARGS, _requirements
+
+    _requirements()
+    from a11y import axe_script
+
+    axe_script()  # skips here, saying why, when axe-core cannot be installed
+    from playwright.sync_api import sync_playwright
+
+    OUTPUT.mkdir(parents=True, exist_ok=True)
+    urls = [("index", served + "index.html")] + [
+        (n, urljoin(served, f"notebooks/{n}/{n}.html")) for n in ALL]
+    problems: list[str] = []
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        desktop = browser.new_page(viewport={"width": 1280, "height": 900})
+        phone = browser.new_page(viewport=PHONE, is_mobile=True, has_touch=True)
+        for name, url in urls:
+            desktop.goto(url, wait_until="load")
+            for dark in (False, True):
+                set_dark(desktop, dark)
+                problems += run_axe(desktop, f"{name}-{'dark' if dark else 'light'}")
+            desktop.screenshot(path=str(OUTPUT / f"{name}-dark.png"))
+            phone.goto(url, wait_until="load")
+            set_dark(phone, False)
+            # Every figure's description open, as a reader would: it must not widen the page.
+            phone.evaluate("() => document.querySelectorAll('details').forEach(d => d.open = true)")
+            problems += run_axe(phone, f"{name}-phone")
+            problems += [f"{name} at {PHONE['width']} px scrolls sideways: {line}"
+                         for line in horizontal_overflow(phone)]
+            phone.screenshot(path=str(OUTPUT / f"{name}-phone.png"))
+        browser.close()
+    assert not problems, "accessibility problems (details in .test-output/a11y/):\n" + \
+        "\n".join(problems)
+
+
+@pytest.mark.browser
+def test_axe_finds_no_serious_violation_in_grader_feedback():
+    """A sample of autograder.feedback.render's page: light and dark schemes, 390 px wide."""
+    from a11y import PHONE, axe_script, horizontal_overflow, run_axe
+    from test_browser import CHROMIUM, CHROMIUM_ARGS, _requirements
+
+    _requirements()
+    axe_script()
+    from playwright.sync_api import sync_playwright
+
+    OUTPUT.mkdir(parents=True, exist_ok=True)
+    problems: list[str] = []
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        desktop = browser.new_page(viewport={"width": 1280, "height": 900})
+        phone = browser.new_page(viewport=PHONE, is_mobile=True, has_touch=True)
+        feedback = _feedback_sample()
+        for scheme in ("light", "dark"):
+            desktop.emulate_media(color_scheme=scheme)
+            desktop.set_content(feedback)
+            problems += run_axe(desktop, f"feedback-{scheme}")
+            desktop.screenshot(path=str(OUTPUT / f"feedback-{scheme}.png"))
+        phone.set_content(feedback)
+        problems += run_axe(phone, "feedback-phone")
+        problems += [f"feedback at {PHONE['width']} px scrolls sideways: {line}"
+                     for line in horizontal_overflow(phone)]
+        phone.screenshot(path=str(OUTPUT / "feedback-phone.png"))
+        browser.close()
+    assert not problems, "accessibility problems (details in .test-output/a11y/):\n" + \
+        "\n".join(problems)

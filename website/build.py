@@ -19,7 +19,10 @@ stay without output. The Colab setup cell is
 dropped (it does nothing outside Colab); the launch badges cell stays and gains a
 download link, all from ``[tool.tensorcourse]`` like the notebooks' own badges.
 Widgets cannot run on a static page: an explorer's output is its first figure plus
-a note with a link that launches the notebook on Binder.
+a note with a link that launches the notebook on Binder. Every course figure is an
+image file whose ``alt`` is the figure's text summary, with its full text description
+in a collapsed ``<details>`` under it (both written by ``tensorcourse.viz`` from the facts
+the figure draws).
 
 Executed notebooks are cached in ``.site/cache/`` keyed by the solution notebook,
 the helper package and the torch version, so a rebuild after a prose change in one
@@ -195,10 +198,63 @@ def page_notebook(assignment: str, executed: nbformat.NotebookNode) -> nbformat.
                     elif out.output_type == "stream" and out.name == "stderr":
                         continue
                     else:
-                        cell.outputs.append(out)
+                        cell.outputs.append(_figure_as_image(out))
         cells.append(cell)
     page.cells = cells
     return page
+
+
+FIGURE_META = "tensorcourse"  # a VizFigure's output metadata: its alt and description
+
+
+def _figure_as_image(out: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """A course figure's output, rendered from its PNG (a file on the site, not inline HTML).
+
+    A figure's display carries the PNG, an HTML version (the image inline with its alt and
+    description) and, in ``metadata["tensorcourse"]``, the alt text and the description.
+    The page keeps the PNG, so MyST-NB writes it as an image file; :func:`_figure_texts`
+    puts the alt and the description back on the built page.
+    """
+    if FIGURE_META not in out.get("metadata", {}) or "image/png" not in out.get("data", {}):
+        return out
+    out = copy.deepcopy(out)
+    for mime in ("text/html", "text/markdown"):
+        out.data.pop(mime, None)
+    return out
+
+
+def _figure_texts(page_nb: nbformat.NotebookNode) -> dict[str, dict[str, str]]:
+    """sha256 of each figure's PNG (MyST-NB's image file name) -> its alt and description."""
+    import base64
+
+    texts = {}
+    for cell in page_nb.cells:
+        for out in cell.get("outputs", []) if cell.cell_type == "code" else []:
+            meta = out.get("metadata", {}).get(FIGURE_META)
+            if meta and "image/png" in out.get("data", {}):
+                png = base64.b64decode(out.data["image/png"])
+                texts[hashlib.sha256(png).hexdigest()] = dict(meta)
+    return texts
+
+
+_IMG = re.compile(r'<img alt="[^"]*" src="([^"]*/_images/([0-9a-f]{64})\.png)"([^>]*)/?>')
+
+
+def describe_figures(page: str, texts: dict[str, dict[str, str]]) -> str:
+    """Give each course figure on a built page its alt text and its description under it.
+
+    Sphinx writes the image's file name as its alt (what a screen reader would read);
+    each figure gets the summary instead, and its full description in a ``<details>``.
+    """
+    def fix(m: re.Match[str]) -> str:
+        meta = texts.get(m.group(2))
+        if meta is None:
+            return m.group(0)
+        return (f'<img alt="{html.escape(meta["alt"])}" src="{m.group(1)}"{m.group(3)}/>'
+                '<details class="tio-figure-text"><summary>Text description of the figure'
+                f'</summary>{meta["description_html"]}</details>')
+
+    return _IMG.sub(fix, page)
 
 
 def _title(nb: nbformat.NotebookNode) -> str:
@@ -256,6 +312,8 @@ def _post_process(out: Path, names: list[str]) -> None:
         page = out / "notebooks" / name / f"{name}.html"
         text = page.read_text()
         url = html.escape(binder_url(pub, f"notebooks/{name}/{name}.ipynb"))
+        built = nbformat.read(SITE / "src" / "notebooks" / name / f"{name}.ipynb", as_version=4)
+        text = describe_figures(text, _figure_texts(built))
         page.write_text(text.replace(LAUNCH_PLACEHOLDER, url))
 
 
