@@ -121,13 +121,16 @@ def _grader_failed(job: Job, err: BaseException) -> Outcome:
 
 
 def _run_all(jobs: list[Job], workers: int, progress: Progress,
-             record: Callable[[Job, Outcome], None]) -> None:
+             record: Callable[[Job, Outcome], None], *, in_workers: bool = False) -> None:
     """Grade every job; ``record`` each outcome here, in this process, as soon as it is known.
 
     One writer, so the gradebook never sees two at once; a crash of the grader loses only what
     was in flight. Scores do not depend on the order (each notebook is graded on its own).
     """
-    if workers <= 1 or len(jobs) <= 1:
+    # in_workers: never in this process when worker processes are forked after it (the reference
+    # run before the class): a kernel client here leaves ZMQ and asyncio state that forked
+    # children inherit broken (their kernel clients then spin, never connecting).
+    if workers <= 1 or (len(jobs) <= 1 and not in_workers):
         for job in jobs:
             try:
                 outcome = grade_notebook(job)
@@ -168,7 +171,7 @@ def _references(notebooks: list[tuple[str, str]], limits: Limits, sandboxed: boo
                 limits, sandboxed, hidden) for a, n in notebooks]
     found: dict[tuple[str, str], Outcome] = {}
     _run_all(jobs, workers, Progress(0, False), lambda job, out: found.__setitem__(
-        (job.assignment, job.notebook), out))
+        (job.assignment, job.notebook), out), in_workers=True)
     for key, out in found.items():
         failing = [t.grade_id for t in out.tests if not t.passed]
         if out.status != "graded" or failing or not out.tests:
