@@ -175,7 +175,8 @@ def _references(notebooks: list[tuple[str, str]], limits: Limits, sandboxed: boo
     for key, out in found.items():
         failing = [t.grade_id for t in out.tests if not t.passed]
         if out.status != "graded" or failing or not out.tests:
-            why = out.failure or f"failing: {', '.join(failing)}: {out.tests[0].message if out.tests else ''}"
+            first = next((t for t in out.tests if not t.passed), None)
+            why = out.failure or f"failing: {', '.join(failing)}: {first.message if first else 'no tests'}"
             raise CourseError(f"the solution of {key[0]}/{key[1]} does not pass its own tests in "
                               f"the grader ({why[:300]}); every grade would be wrong. Fix that "
                               "first (run the pipeline test: tests/test_pipeline.py).")

@@ -311,7 +311,7 @@ def _tio_make_guard():
             refuse(f"the module {where}")
         if where in module_names and name not in module_names[where]:
             refuse(f"{where}.{name}")
-        if name == "load" and where not in load_from:
+        if name == "load" and where.split(".")[0] in load_from and where not in load_from:
             refuse(f"{where}.load (it reads pickles)")
         if where == "functools" and name == "wraps":
             return answer_wraps  # the default attributes only: never `assigned=("__code__",)`

@@ -80,8 +80,15 @@ def policy() -> dict[str, object]:
             "refused_names": sorted(FORBIDDEN_ATTRIBUTES | REFUSED_NAMES),
             "module_names": {k: sorted(v) for k, v in MODULE_NAMES.items()},
             # torch.load and np.load read no pickle by default (the screen checks their
-            # arguments); every other `load` of these libraries unpickles (np.ma.load).
+            # arguments); every other `load` of these libraries' submodules unpickles
+            # (np.ma.load); triton.language.load is a kernel's memory read.
             "load_from": ["torch", "numpy"]}
+
+
+def _dotted(node: ast.expr) -> bool:
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return isinstance(node, ast.Name)
 
 
 def _set(target: ast.Attribute, value: ast.expr) -> ast.stmt:
@@ -115,6 +122,25 @@ class _Guarded(ast.NodeTransformer):
             target.value = self._lower(target.value, after)
         return target
 
+    def _annotation(self, node: ast.expr | None) -> ast.expr | None:
+        # A plain dotted annotation (`BLOCK: tl.constexpr`, `x: torch.Tensor`) stays as written:
+        # Triton reads constexpr parameters from the source, and a value stored as an annotation
+        # is out of an answer's reach (no __annotations__, no get_type_hints). Anything else in
+        # an annotation is guarded like any expression.
+        return node if node is None or _dotted(node) else self.visit(node)
+
+    def visit_arg(self, node: ast.arg) -> ast.AST:
+        node.annotation = self._annotation(node.annotation)
+        return node
+
+    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.AST:
+        returns, node.returns = node.returns, None
+        self.generic_visit(node)
+        node.returns = self._annotation(returns)
+        return node
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
     def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
         self.generic_visit(node)
         if not isinstance(node.ctx, ast.Load):
@@ -140,7 +166,9 @@ class _Guarded(ast.NodeTransformer):
         return [node, *after]
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> ast.AST:
+        annotation, node.annotation = node.annotation, ast.Constant(None)
         self.generic_visit(node)
+        node.annotation = self._annotation(annotation)
         if isinstance(node.target, ast.Attribute):
             value = node.value if node.value is not None else ast.Constant(None)
             if node.value is None:

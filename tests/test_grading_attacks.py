@@ -139,7 +139,7 @@ def test_attacks_are_reported(attacked):
                     "a-shadow-method", "a-lying-float", "a-def-eval", "a-getattr-alias",
                     "a-reduce-getattr", "a-type-class", "a-leak-tests", "a-torch-builtins",
                     "a-indirect-module", "a-np-runstring", "a-widgets-shell", "a-widgets-shell-alias",
-                    "a-singledispatch-eval", "a-benchmark-timer", "a-benchmark-alias",
+                    "a-singledispatch-eval", "a-benchmark-timer",
                     "a-update-wrapper-code", "a-wraps-alias", "a-metaclass-float",
                     "a-annassign-shadow", "a-format-leak", "a-format-leak-dynamic"):
         assert f"{student}/{A}" in out.split("Tampering")[-1], (student, out)

@@ -48,10 +48,10 @@ def test_not_graded_is_never_a_score_and_can_be_regraded(tmp_path, monkeypatch):
         _write(solved, subs, student)
     real = unit._execute
 
-    def broken_for_bob(nb, job):
+    def broken_for_bob(nb, job, *rest):
         if job.student == "bob":
             raise unit.GraderFailure("the kernel did not start (simulated)")
-        return real(nb, job)
+        return real(nb, job, *rest)
 
     monkeypatch.setattr(unit, "_execute", broken_for_bob)
     results, problems, _ = grading.grade(subs, workdir, [A], Limits(), jobs=1, progress=False)
