@@ -69,6 +69,9 @@ def _subparser(command: str) -> argparse.ArgumentParser:
                         "failures, or a run that stopped before reaching them)")
         sp.add_argument("--student", action="append", default=[], metavar="ID",
                         help="grade only this student (repeat for more)")
+        sp.add_argument("--scheduler", default=None, metavar="tcp://HOST:8786",
+                        help="grade on this Dask cluster's workers (each in its sandbox); "
+                        "outcomes are recorded here. See autograder/README.md")
         workdir_arg()
     elif command == "feedback":
         sp.add_argument("assignments", nargs="*", help="assignment names (default: all)")
@@ -165,7 +168,8 @@ def _grade(args: argparse.Namespace) -> int:
     results, problems, tampering = grade(args.submissions, args.workdir.resolve(), names, limits,
                                          jobs=jobs, sandboxed=not args.no_sandbox,
                                          progress=not args.no_progress,
-                                         retry_failed=args.retry_failed, students=args.student)
+                                         retry_failed=args.retry_failed, students=args.student,
+                                         scheduler=args.scheduler)
     # Everything below may quote a submission (names, cell types, errors): printed via safe().
     for r in results:
         flag = "  (see problems)" if r.problem else ""

@@ -248,6 +248,7 @@ def status(workdir: Path, student: str, assignment: str) -> str:
 def grade(submissions: Path, workdir: Path, assignments: list[str], limits: Limits, *,
           jobs: int = 1, sandboxed: bool = True, progress: bool = True,
           retry_failed: bool = False, students: list[str] | None = None,
+          scheduler: str | None = None,
           ) -> tuple[list[GradeResult], list[str], list[str]]:
     """Grade every submission under ``submissions``: (results, problems, tampering reports).
 
@@ -307,7 +308,12 @@ def grade(submissions: Path, workdir: Path, assignments: list[str], limits: Limi
         by_pair.setdefault((job.student, job.assignment), []).extend(
             outcome.problems + outcome.tampering)
 
-    _run_all(job_list, jobs, Progress(len(job_list), progress), record)
+    if scheduler:  # a Dask cluster grades; this process still records (autograder/cluster.py)
+        from .cluster import run_on_cluster
+
+        run_on_cluster(job_list, scheduler, Progress(len(job_list), progress), record)
+    else:
+        _run_all(job_list, jobs, Progress(len(job_list), progress), record)
     problems += sorted(graded_problems)  # outcomes arrive in any order; reports do not
     tampering.sort()
     results = []

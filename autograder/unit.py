@@ -54,6 +54,10 @@ class Job:
     limits: Limits = field(default_factory=Limits)
     sandboxed: bool = True
     hidden: list[str] = field(default_factory=list)   # folders the kernel must never see
+    # The release's and the solution's notebook JSON, when the job travels to a machine that
+    # may lack these files (a Dask worker); preferred over the paths above when set.
+    release_text: str = ""
+    solution_text: str = ""
     # The solution's recorded value checks, by test grade id (autograder.values): each passed
     # test's checks are decided again here against these. None: no reference (its own run).
     reference: dict[str, list[dict]] | None = None
@@ -351,8 +355,10 @@ def grade_notebook(job: Job) -> Outcome:
     started = time.monotonic()
     out = Outcome(job.student, job.assignment, job.notebook)
     label = f"{job.student}/{job.assignment}"
-    release = nbformat.read(job.release, as_version=4)
-    solution = nbformat.read(job.solution, as_version=4)
+    release = (nbformat.reads(job.release_text, as_version=4) if job.release_text
+               else nbformat.read(job.release, as_version=4))
+    solution = (nbformat.reads(job.solution_text, as_version=4) if job.solution_text
+                else nbformat.read(job.solution, as_version=4))
     tests = exercises(release)
     try:
         found = read_answers(job.data, release)

@@ -1,17 +1,23 @@
-"""Grading throughput: serial vs parallel sandboxed grading vs stock ``nbgrader autograde``.
+"""Grading throughput: serial vs parallel vs on a local Dask cluster vs stock ``nbgrader autograde``.
 
     .venv/bin/python benchmarks/bench_grading.py                # 24 submissions of notebook 01
     .venv/bin/python benchmarks/bench_grading.py -n 8 --no-stock
+    .venv/bin/python benchmarks/bench_grading.py -n 12 --no-stock --no-serial   # parallel vs cluster
 
 Builds ``-n`` submissions (a third solved, a third untouched, a third with wrong answers),
 then grades the same folder three ways, each from scratch, timing the whole command:
 
 1. ``python -m autograder grade --jobs 1`` (sandboxed, one notebook at a time);
 2. ``python -m autograder grade --jobs J`` (sandboxed, J = all CPUs by default);
-3. stock ``nbgrader generate_assignment`` + ``nbgrader autograde`` (no sandbox, one at a time).
+3. ``python -m autograder grade --scheduler tcp://127.0.0.1:PORT`` against a Dask scheduler and J
+   ``dask worker`` processes (one thread each) started here beforehand (their start-up, and
+   each worker's one-time import of the grader and sandbox probe, are timed apart: on a real
+   cluster workers outlive a run); skipped with ``--no-cluster``;
+4. stock ``nbgrader generate_assignment`` + ``nbgrader autograde`` (no sandbox, one at a time).
 
-Prints seconds and submissions per minute for each, the parallel speed-up, and checks that
-runs 1 and 2 recorded identical scores (determinism). Wall-clock times on a shared machine
+Prints seconds and submissions per minute for each, the parallel speed-up, the cluster's
+throughput relative to ``--jobs J`` and the seconds one notebook occupies a worker thread, and
+checks that runs 1-3 recorded identical scores (determinism). Wall-clock times on a shared machine
 vary with its load: compare runs made back to back, and repeat when in doubt.
 """
 
@@ -31,6 +37,7 @@ import nbformat
 REPO = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(REPO), str(REPO / "tests")]
 
+from autograder.cluster import _sandbox_on_worker  # noqa: E402
 from autograder.grading import cell_scores, default_jobs  # noqa: E402
 from coursefiles import read, release_path, solution_answers, with_replacements  # noqa: E402
 from wrong_answers import wrong_answers  # noqa: E402
@@ -65,6 +72,59 @@ def ours(subs: Path, workdir: Path, assignment: str, jobs: int) -> float:
                   "--workdir", str(workdir), "--jobs", str(jobs), "--no-progress"])
 
 
+class LocalCluster:
+    """A ``dask scheduler`` and ``workers`` ``dask worker`` processes on 127.0.0.1 (as in the test)."""
+
+    def __init__(self, folder: Path, workers: int) -> None:
+        import socket
+
+        from distributed import Client
+
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        self.address, self.procs = f"tcp://127.0.0.1:{port}", []
+        bindir = Path(sys.executable).parent
+        folder.mkdir(parents=True)
+        start = time.perf_counter()
+        self._start(folder / "scheduler.log", [bindir / "dask", "scheduler", "--host", "127.0.0.1",
+                                               "--port", str(port), "--no-dashboard"])
+        for i in range(workers):
+            self._start(folder / f"worker{i}.log", [
+                bindir / "dask", "worker", self.address, "--host", "127.0.0.1", "--nworkers", "1",
+                "--nthreads", "1", "--no-dashboard", "--memory-limit", "0",
+                "--local-directory", folder / f"w{i}"])
+        with Client(self.address, timeout=60) as client:
+            client.wait_for_workers(workers, timeout=300)
+            # What a long-lived worker has done once before any run: import the grader and probe
+            # the sandbox (cached per worker process). Counted in start-up, not in the run.
+            client.run(_sandbox_on_worker)
+        self.startup = time.perf_counter() - start
+
+    def _start(self, log: Path, cmd: list) -> None:
+        with log.open("w") as out:
+            self.procs.append(subprocess.Popen([str(c) for c in cmd], cwd=log.parent, stdout=out,
+                                               stderr=subprocess.STDOUT, start_new_session=True))
+
+    def close(self) -> None:
+        import signal
+
+        for proc in self.procs:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGTERM)
+        for proc in self.procs:
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+
+
+def on_cluster(subs: Path, workdir: Path, assignment: str, address: str) -> float:
+    return timed([sys.executable, "-m", "autograder", "grade", str(subs), assignment,
+                  "--workdir", str(workdir), "--scheduler", address, "--no-progress"])
+
+
 def stock(subs: Path, root: Path, assignment: str) -> float:
     """Stock nbgrader, configured only with where things are (its default execution)."""
     shutil.copytree(subs, root / "submitted")
@@ -86,6 +146,8 @@ def main() -> int:
     p.add_argument("--assignment", default="01-why-tensors")
     p.add_argument("--jobs", type=int, default=default_jobs(), help="parallel run (default: all CPUs)")
     p.add_argument("--no-stock", action="store_true", help="skip stock nbgrader")
+    p.add_argument("--no-serial", action="store_true", help="skip the serial run")
+    p.add_argument("--no-cluster", action="store_true", help="skip the local Dask cluster")
     args = p.parse_args()
     with tempfile.TemporaryDirectory(prefix="tio-bench-") as tmp:
         tmp_path = Path(tmp)
@@ -94,22 +156,42 @@ def main() -> int:
         print(f"{args.n} submissions of {args.assignment}; {os.cpu_count()} CPUs; "
               f"load average {os.getloadavg()[0]:.1f}", flush=True)
         results = {}
-        results["serial (--jobs 1)"] = ours(subs, tmp_path / "w1", args.assignment, 1)
-        print(f"  serial done in {results['serial (--jobs 1)']:.0f} s", flush=True)
+        cluster_name = f"Dask cluster ({args.jobs} workers)"
+        if not args.no_serial:
+            results["serial (--jobs 1)"] = ours(subs, tmp_path / "w1", args.assignment, 1)
+            print(f"  serial done in {results['serial (--jobs 1)']:.0f} s", flush=True)
         results[f"parallel (--jobs {args.jobs})"] = ours(subs, tmp_path / "wj", args.assignment, args.jobs)
+        print(f"  parallel done in {results[f'parallel (--jobs {args.jobs})']:.0f} s", flush=True)
+        startup = None
+        if not args.no_cluster:
+            cluster = LocalCluster(tmp_path / "cluster", args.jobs)
+            try:
+                startup = cluster.startup
+                results[cluster_name] = on_cluster(subs, tmp_path / "wc", args.assignment,
+                                                   cluster.address)
+            finally:
+                cluster.close()
+            print(f"  cluster done in {results[cluster_name]:.0f} s", flush=True)
         if not args.no_stock:
             results["stock nbgrader autograde"] = stock(subs, tmp_path / "stock", args.assignment)
-        same = all(cell_scores(tmp_path / "w1", args.assignment, s)
-                   == cell_scores(tmp_path / "wj", args.assignment, s) for s in students)
+        runs = [w for w, skip in (("w1", args.no_serial), ("wj", False), ("wc", args.no_cluster))
+                if not skip]
+        same = all(cell_scores(tmp_path / runs[0], args.assignment, s)
+                   == cell_scores(tmp_path / w, args.assignment, s) for s in students for w in runs)
     print(f"\n{'run':<30} {'seconds':>8} {'subs/min':>9}")
     for name, seconds in results.items():
         print(f"{name:<30} {seconds:8.1f} {60 * args.n / seconds:9.2f}")
-    serial = results["serial (--jobs 1)"]
     parallel = results[f"parallel (--jobs {args.jobs})"]
-    print(f"\nparallel speed-up over serial: {serial / parallel:.2f}x")
+    if "serial (--jobs 1)" in results:
+        print(f"\nparallel speed-up over serial: {results['serial (--jobs 1)'] / parallel:.2f}x")
+    if cluster_name in results:
+        print(f"cluster throughput vs --jobs {args.jobs}: {parallel / results[cluster_name]:.2f}x "
+              f"(workers' start-up, not in the run: {startup:.1f} s)")
+        print(f"seconds a notebook occupies one worker thread (cluster run, whole command): "
+              f"{results[cluster_name] * args.jobs / args.n:.1f}")
     if "stock nbgrader autograde" in results:
         print(f"parallel vs stock nbgrader:    {results['stock nbgrader autograde'] / parallel:.2f}x faster")
-    print(f"same scores serial and parallel: {same}  (load average now {os.getloadavg()[0]:.1f})")
+    print(f"same scores in {', '.join(runs)}: {same}  (load average now {os.getloadavg()[0]:.1f})")
     return 0 if same else 1
 
 
