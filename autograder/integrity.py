@@ -283,6 +283,12 @@ def _tio_make_guard():
 
     allowed_submodules = set(policy["allowed_submodules"])
 
+    # The built-ins that run or reach code, and the shell: refused by identity when a module
+    # hands them out under any name (a module that did `from builtins import exec`).
+    forbidden_objects = tuple(getattr(builtins, n) for n in (
+        "exec", "eval", "compile", "globals", "locals", "vars", "breakpoint", "__import__",
+        "getattr", "setattr", "delattr", "open")) + (get_ipython,)
+
     def module_allowed(name):
         parts = name.split(".")
         return (parts[0] in allowed_modules and not any(p.startswith("_") for p in parts)
@@ -316,6 +322,8 @@ def _tio_make_guard():
         if where == "functools" and name == "wraps":
             return answer_wraps  # the default attributes only: never `assigned=("__code__",)`
         value = real_getattr(obj, name, *default)
+        if any(value is f for f in forbidden_objects):
+            refuse(f"{where}.{name} (the interpreter's {real_getattr(value, '__name__', '?')})")
         if isinstance(value, module_type) and not module_allowed(real_getattr(value, "__name__", "?")):
             refuse(f"the module {real_getattr(value, '__name__', '?')} (through .{name})")
         return value

@@ -74,9 +74,9 @@ FORBIDDEN_NAMES = frozenset({
 })
 _HISTORY_NAME = re.compile(r"^_(i?\d+)$")
 # Forbidden names that stay forbidden as attributes (tensorcourse.viz.widgets.get_ipython);
-# not `compile` or `vars`, which torch and re define harmlessly.
-_FORBIDDEN_AS_ATTRIBUTES = frozenset({"get_ipython", "exec", "eval", "globals", "locals",
-                                      "breakpoint", "display"})
+# not `eval`, `compile` or `vars`, which torch (Module.eval, torch.compile) and re define
+# harmlessly: the run-time guard refuses the built-ins themselves, by identity, however reached.
+_FORBIDDEN_AS_ATTRIBUTES = frozenset({"get_ipython", "globals", "locals", "breakpoint", "display"})
 _PRIVATE_FIELD = re.compile(r"\{[^{}]*[.\[]\s*_")
 # Built-ins that read an attribute by a name computed at run time: allowed only as a direct
 # call with a constant, screened name (`getattr(x, "shape")`), never passed around.
