@@ -7,6 +7,10 @@ with a token, in a scratch copy of ``notebooks/``, and drives Debian's Chromium
 * a scratch notebook shows ``tc.viz.broadcast_explorer()``: the widget renders (controls,
   summary, a drawn PNG), and typing a new shape into one of its text boxes, then picking
   another dtype, redraws it;
+* keyboard only: Tab reaches the graph explorer's slider, an arrow key moves it, and the
+  figure's text description (its ``alt`` and the "Text description" under it) changes;
+  the layout explorer's and the broadcast explorer's menus are opened with Space or Alt+Down,
+  changed with the arrows and picked with Enter, and their descriptions follow;
 * the student notebook 01 is run through JupyterLab's own *Run* menu; every code cell
   runs, and the only errors are the unsolved exercises' (``NotImplementedError`` from the
   stubs, ``AssertionError`` from a prediction left at ``None``); nbgrader's Validate
@@ -50,6 +54,10 @@ WIDGET_NOTEBOOK = [
     "import tensorcourse as tc\nimport tensorcourse.viz\n\n"
     "explorer = tc.viz.broadcast_explorer('3, 1', '4')\nexplorer",
     "print(explorer.state)",
+    # The keyboard test's explorers (test_explorers_are_driven_with_the_keyboard_alone).
+    "import torch\nw = torch.ones(3, requires_grad=True)\nb = torch.zeros(3, requires_grad=True)\n"
+    "graph = tc.viz.graph_explorer((w * 2 + b).sum(), {'w': w, 'b': b})\ngraph",
+    "layout = tc.viz.layout_explorer()\nlayout",
 ]
 
 
@@ -320,3 +328,70 @@ def test_student_notebook_01_runs_in_jupyterlab(lab, page):
     assert exercises(nb) and not silent, f"unsolved exercises that raised nothing: {silent}"
     print(f"\nbrowser test: {len(code)} code cells ran in {rounds} rounds; screenshot "
           f"{shot.relative_to(REPO)} ({time.monotonic() - started:.1f} s)")
+
+
+_DESCRIPTION = """(box) => { const d = box.querySelector('.widget-output details.tio-figure-text');
+    const i = box.querySelector('.widget-output img');
+    return d && i ? i.getAttribute('alt') + ' || ' + d.textContent : null; }"""
+
+
+def _wait_changed(page, box, before: str) -> str:
+    """Until the explorer's figure description differs from ``before``; the new one."""
+    page.wait_for_function(f"([box, old]) => {{ const now = ({_DESCRIPTION})(box); "
+                           "return now !== null && now !== old; }",
+                           arg=[box.element_handle(), before], timeout=30_000)
+    return box.evaluate(_DESCRIPTION)
+
+
+def test_explorers_are_driven_with_the_keyboard_alone(lab, page):
+    """Tab to a control, an arrow key changes it, the figure and its description redraw."""
+    base, root = lab
+    _open(page, base, "widget-check.ipynb")
+    _run_everything(page)
+    boxes = page.locator(f"{PANEL} .jp-OutputArea-output > .widget-vbox")
+    graph = boxes.nth(1)
+    graph.locator(".widget-output img").wait_for(timeout=30_000)
+    before = graph.evaluate(_DESCRIPTION)
+    assert before.startswith("Step 0 of 5: SumBackward0 (makes result) runs now.")
+
+    # Keyboard only from here: the "back" button has the focus (as after Tab from the cell
+    # above), Tab moves on to the slider, the right arrow moves the slider one step.
+    graph.get_by_role("button", name="◀ back").focus()
+    page.keyboard.press("Tab")
+    focused = page.evaluate("() => [document.activeElement.getAttribute('role'), "
+                            "document.activeElement.getAttribute('aria-valuenow')]")
+    assert focused[0] == "slider" and float(focused[1]) == 0, f"Tab reached {focused}"
+    page.keyboard.press("ArrowRight")
+    after = _wait_changed(page, graph, before)
+    assert after.startswith("Step 1 of 5: AddBackward0 runs now; 1 done before it.")
+    assert "[running now] AddBackward0" in after and "[done] SumBackward0" in after
+    assert "Step 1." in graph.locator(".widget-html-content").first.inner_text()
+    page.keyboard.press("Tab")  # the slider's readout, then the "next" button
+    page.keyboard.press("Tab")
+    assert page.evaluate("() => document.activeElement.textContent") == "next ▶"
+    page.keyboard.press("Enter")
+    assert _wait_changed(page, graph, after).startswith("Step 2 of 5")
+    page.screenshot(path=str(OUTPUT / "keyboard-graph-explorer.png"))
+
+    # The layout explorer's operation menu: Space opens its list, Down moves, Enter picks.
+    # (On a closed menu, Up and Down are JupyterLab's "previous/next cell" keys in command
+    # mode: the list is opened first, with Space or Alt+Down.)
+    layout = boxes.nth(2)
+    layout.locator(".widget-output img").wait_for()
+    before = layout.evaluate(_DESCRIPTION)
+    assert before.startswith("t.transpose(0, 1): Layout of a tensor of shape (6, 4)")
+    layout.locator(".widget-dropdown select").first.focus()
+    for key in (" ", "ArrowDown", "Enter"):
+        page.keyboard.press(key)
+    after = _wait_changed(page, layout, before)
+    assert not after.startswith("t.transpose(0, 1)")
+
+    # The broadcast explorer's dtype menu: the bytes in the description follow.
+    explorer = boxes.nth(0)
+    before = explorer.evaluate(_DESCRIPTION)
+    explorer.locator(".widget-dropdown select").focus()
+    for key in ("Alt+ArrowDown", "ArrowDown", "Enter"):  # float32 -> float64
+        page.keyboard.press(key)
+    after = _wait_changed(page, explorer, before)
+    assert "(float64)" in after and "(float32)" in before
+    page.screenshot(path=str(OUTPUT / "keyboard-explorers.png"))

@@ -13,8 +13,11 @@ Compatibility: only widgets and arguments that exist in both ipywidgets 7.7
 inline backend (no ipympl).
 
 Accessibility: every control is a native, focusable HTML control (text boxes, menus,
-buttons, a slider), so an explorer is driven with the keyboard alone (Tab to a control,
-arrow keys or typing and Enter to change it). Each redraw displays the figure with its
+buttons, a slider), so an explorer is driven with the keyboard alone: Tab to a control;
+a slider moves with Left/Right; a menu opens with Space (or Alt+Down), Up/Down choose and
+Enter picks (on a closed menu, Up/Down are JupyterLab's "previous/next cell" keys in
+command mode); a text box takes typing and Enter; a button Enter or Space
+(``tests/test_browser.py`` does each in Chromium). Each redraw displays the figure with its
 text alternative (``alt`` and a "Text description" under it, see
 :class:`~tensorcourse.viz.draw.VizFigure`), so the description changes with the figure;
 ``state["alt"]`` is the current summary.
