@@ -341,7 +341,9 @@ def _tio_make_guard():
     real_type = type
     import functools as _functools
 
-    def answer_wraps(wrapped):
+    def answer_wraps(wrapped, *more, **options):
+        if more or options:
+            refuse("functools.wraps with chosen attributes (it can copy a function's __code__)")
         return _functools.wraps(wrapped)
 
     def answer_type(*args):

@@ -140,6 +140,21 @@ def stock(subs: Path, root: Path, assignment: str) -> float:
     return time.perf_counter() - start
 
 
+# Phases as unit.Outcome.timings names them: "kernel start" is the sandbox (bwrap, setpriv),
+# Python and ipykernel starting; "bootstrap" the grader's first cell (import torch, snapshot);
+# "notebook" the release and answer cells; "tests" the test cells; "integrity" the guard cells;
+# "judging" the rest (verdicts, values decided outside, reaping the sandbox, cleanup).
+PHASES = ("kernel start", "bootstrap", "notebook", "tests", "integrity", "judging")
+
+
+def phase_means(workdir: Path) -> dict[str, float]:
+    """Mean seconds per phase over the notebooks graded into ``workdir``."""
+    import json
+
+    rows = [json.loads(p.read_text()).get("timings", {}) for p in (workdir / "results").rglob("*.json")]
+    return {k: sum(r.get(k, 0.0) for r in rows) / max(len(rows), 1) for k in PHASES}
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("-n", type=int, default=24, help="submissions (default 24)")
@@ -178,6 +193,7 @@ def main() -> int:
                 if not skip]
         same = all(cell_scores(tmp_path / runs[0], args.assignment, s)
                    == cell_scores(tmp_path / w, args.assignment, s) for s in students for w in runs)
+        phases = phase_means(tmp_path / "wj")
     print(f"\n{'run':<30} {'seconds':>8} {'subs/min':>9}")
     for name, seconds in results.items():
         print(f"{name:<30} {seconds:8.1f} {60 * args.n / seconds:9.2f}")
@@ -192,6 +208,12 @@ def main() -> int:
     if "stock nbgrader autograde" in results:
         print(f"parallel vs stock nbgrader:    {results['stock nbgrader autograde'] / parallel:.2f}x faster")
     print(f"same scores in {', '.join(runs)}: {same}  (load average now {os.getloadavg()[0]:.1f})")
+    total = sum(phases.values())
+    print(f"\nwhere one notebook's grading goes (parallel run, mean wall seconds of {args.n}):")
+    for name, seconds in phases.items():
+        print(f"  {name:<14} {seconds:6.2f}  {100 * seconds / total:5.1f} %")
+    print(f"  {'total':<14} {total:6.2f}  (the grading run also grades the solution once, as the "
+          "reference for values decided outside the sandbox)")
     return 0 if same else 1
 
 
