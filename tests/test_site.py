@@ -219,7 +219,7 @@ def test_every_figure_has_a_specific_alt_and_its_description_under_it(site, name
         generic = alt.strip().lower() in {"", "image", "figure", "png", "output"}
         if generic or file in alt or re.search(r"\.(png|svg|jpe?g)\b", alt) or len(alt) < 40 \
                 or not re.search(r"\d", alt) \
-                or not re.search(r"shape|graph|Broadcast|Layout", alt):
+                or not re.search(r"shape|graph|node|Broadcast|Layout", alt):
             bad.append(f"{file[:16]}: alt={alt[:80]!r}")
     assert not bad, "figures without a specific alt:\n" + "\n".join(bad)
     # Each figure's full description follows it, collapsed.
