@@ -59,6 +59,18 @@ class Publication:
         """``OWNER/NAME``, as Colab's and mybinder.org's GitHub URLs want it."""
         return self.repository.removeprefix("https://github.com/")
 
+    @property
+    def site(self) -> str:
+        """The website's address: the repository's GitHub Pages (``tio.py site`` builds it)."""
+        owner, name = self.owner_name.split("/")
+        return f"https://{owner.lower()}.github.io/{name}/"
+
+    def section_url(self, assignment: str, section: str) -> str:
+        """The website page of ``assignment`` at the heading ``section``."""
+        from tensorcourse.misconceptions import anchor
+
+        return f"{self.site}notebooks/{assignment}/{assignment}.html#{anchor(section)}"
+
 
 _GITHUB_URL = re.compile(r"^https://github\.com/[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
 _BRANCH = re.compile(r"^[A-Za-z0-9._/-]+$")

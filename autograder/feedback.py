@@ -18,10 +18,10 @@ from .unit import TestResult
 # colours with at least 4.5:1 contrast in both schemes, long messages wrapped, not scrolled.
 _STYLE = """
 :root { color-scheme: light dark; --fg: #1f2328; --bg: #ffffff; --line: #d0d7de;
-        --pass: #1a7f37; --fail: #cf222e; --muted: #57606a; }
+        --pass: #1a7f37; --fail: #cf222e; --muted: #57606a; --link: #0969da; }
 @media (prefers-color-scheme: dark) {
   :root { --fg: #e6edf3; --bg: #0d1117; --line: #30363d; --pass: #3fb950; --fail: #ff7b72;
-          --muted: #9198a1; } }
+          --muted: #9198a1; --link: #4493f8; } }
 body { font-family: system-ui, sans-serif; max-width: 52rem; margin: 2rem auto; padding: 0 1rem;
        color: var(--fg); background: var(--bg); line-height: 1.45; }
 .checks { overflow-x: auto; }
@@ -31,9 +31,24 @@ th, td { text-align: left; padding: .4rem .6rem; border-bottom: 1px solid var(--
          vertical-align: top; }
 td.msg { overflow-wrap: anywhere; width: 60%; } td.pts, td.pass, td.fail { white-space: nowrap; }
 td.pass { color: var(--pass); font-weight: 600; } td.fail { color: var(--fail); font-weight: 600; }
-code { font-size: .95em; }
+code { font-size: .95em; } p.why { margin: .4rem 0 0; } a { color: var(--link); }
 footer, .note { color: var(--muted); }
 """
+
+
+def _misconception(misconception_id: str) -> str:
+    """The likely misconception of a failed check and a link to the section teaching it: from
+    the course's catalog (the id was checked against it by the grader), never from the kernel."""
+    if not misconception_id:
+        return ""
+    from tensorcourse.misconceptions import get
+
+    from .course import publication
+
+    m = get(misconception_id)
+    url = publication().section_url(m.notebook, m.section)
+    return (f"<p class=\"why\"><b>Likely misconception:</b> {escape(m.belief)}. "
+            f"<a href=\"{escape(url)}\">Re-read \u201c{escape(m.section)}\u201d</a></p>")
 
 
 def render(student: str, assignment: str, notebook: str, tests: list[TestResult],
@@ -45,11 +60,12 @@ def render(student: str, assignment: str, notebook: str, tests: list[TestResult]
     for t in tests:
         got = points.get(t.grade_id, 0.0) if t.passed else 0.0
         result = "✓ passed" if t.passed else "✗ failed"
+        message = escape(t.message if not t.passed else "") + _misconception(t.misconception)
         rows.append(
             f"<tr><th scope=\"row\"><code>{escape(t.grade_id)}</code></th>"
             f"<td class=\"pts\">{got:g} / {points.get(t.grade_id, 0.0):g}</td>"
             f"<td class=\"{'pass' if t.passed else 'fail'}\">{result}</td>"
-            f"<td class=\"msg\">{escape(t.message if not t.passed else '')}</td></tr>")
+            f"<td class=\"msg\">{message}</td></tr>")
     return (
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
@@ -63,5 +79,6 @@ def render(student: str, assignment: str, notebook: str, tests: list[TestResult]
         "<th scope=\"col\">Result</th><th scope=\"col\">Message</th></tr>"
         "</thead><tbody>\n" + "\n".join(rows) + "\n</tbody></table></div>\n</main>\n"
         "<footer><p>Only your answer cells were graded, against the course's tests (some of them "
-        "hidden). A failed check shows the message the course wrote for it.</p></footer>\n"
+        "hidden). A failed check shows the message the course wrote for it and, where the course "
+        "knows it, the misconception it points to.</p></footer>\n"
         "</body></html>\n")

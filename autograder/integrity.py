@@ -51,6 +51,7 @@ def _tio_make_guard():
     import builtins, sys, threading
     import math, operator, statistics, time
     import numpy, torch, torch.nn.functional, tensorcourse, tensorcourse.check
+    import tensorcourse.misconceptions
     # (torch._dynamo is not imported here: it costs as much as torch; when a notebook imports it,
     # it re-wraps torch.manual_seed, which `unchanged` below accepts)
     from IPython import get_ipython
@@ -61,7 +62,9 @@ def _tio_make_guard():
               "torch.autograd": torch.autograd, "torch.linalg": torch.linalg, "numpy": numpy,
               "numpy.ndarray": numpy.ndarray, "math": math, "operator": operator,
               "statistics": statistics, "time": time, "tensorcourse": tensorcourse,
-              "tensorcourse.check": tensorcourse.check}
+              "tensorcourse.check": tensorcourse.check,
+              "tensorcourse.check.misconception": tensorcourse.check.misconception,
+              "tensorcourse.misconceptions": tensorcourse.misconceptions}
     spaces.update({f"shell {c.__name__}": c for c in type(shell).__mro__[:-1]})
     swapped = {"input", "raw_input", "getpass"}  # ipykernel replaces these on every request
 
@@ -148,8 +151,9 @@ def _tio_make_guard():
                 found.add(code)
                 todo += [c for c in code.co_consts if type(c) is code_type]
         return found
-    check_codes = codes_of([v.__code__ for v in vars(tensorcourse.check).values()
-                            if type(v) is type(codes_of)])
+    check_codes = codes_of([v.__code__ for space in (tensorcourse.check, tensorcourse.check.misconception)
+                            for v in vars(space).values() if type(v) is type(codes_of)])
+    named_in = tensorcourse.misconceptions.named_in
 
     def resolve(path):
         module, _, attr = path.partition(":")
@@ -257,12 +261,15 @@ def _tio_make_guard():
                 "learner" if any(c not in ours and not c.co_filename.startswith(library_dirs)
                                  for c in inner) else "library")
             first = str(err).strip().splitlines()[0][:300] if kind == "ours" and str(err).strip() else ""
+            named = named_in(str(err))[:80] if kind == "ours" else ""  # checked against the
+            # grader's own catalog outside (autograder.unit.named_misconception)
             etype = type(err)
             ename = (etype.__name__[:80] if etype.__module__ == "builtins"
                      or etype.__module__.split(".")[0] in ("torch", "numpy", "tensorcourse")
                      else "an exception of a class defined in your code")  # its name is theirs
             write(f"\nTIO-FAIL {token} " + json_dumps({"kind": kind, "ename": ename,
-                                                       "first": first}), flush=True)
+                                                       "first": first, "misconception": named}),
+                  flush=True)
             raise
         finally:
             current["token"] = None
@@ -539,7 +546,8 @@ _FAIL = re.compile(r"^TIO-FAIL (\S+) (\{.*\})$")
 def failure_report(cell: NotebookNode, token: str) -> dict:
     """The test runner's account of why a test failed: where it was raised (``ours``: the test
     or ``tensorcourse.check``, by code identity; ``learner``; ``library``), its type and, for
-    ours only, its first line. Empty when the runner printed none (it never got that far)."""
+    ours only, its first line and the misconception its last line names (unchecked here).
+    Empty when the runner printed none (it never got that far)."""
     import json
 
     for line in _stdout(cell):
@@ -549,7 +557,7 @@ def failure_report(cell: NotebookNode, token: str) -> dict:
                 data = json.loads(m.group(2))
             except ValueError:
                 return {}
-            return {k: str(data.get(k, ""))[:300] for k in ("kind", "ename", "first")}
+            return {k: str(data.get(k, ""))[:300] for k in ("kind", "ename", "first", "misconception")}
     return {}
 
 

@@ -80,6 +80,9 @@ class TestResult:
     passed: bool
     reason: str              # for the instructor: "", failed, timeout, kernel died, tampering...
     message: str             # for the learner: never hidden test code, never printed output
+    # The id of the misconception the failed check named (tensorcourse.misconceptions), checked
+    # against the grader's own catalog; "" when none (passed, or the check names none).
+    misconception: str = ""
 
 
 @dataclass
@@ -138,6 +141,17 @@ def learner_message(failure: dict, reason: str, rejected: str) -> str:
         return (f"{ename} was raised inside a library the test called with your result "
                 "(check its type, shape and dtype)")
     return f"your code raised {ename}"
+
+
+def named_misconception(failure: dict, reason: str, rejected: str) -> str:
+    """The misconception a failed check named, if the course's catalog (the grader's own copy)
+    knows it and the failure came from the course's code; else ``""``."""
+    from tensorcourse.misconceptions import catalog
+
+    if rejected or reason != "failed" or failure.get("kind") != "ours":
+        return ""
+    named = failure.get("misconception", "")
+    return named if named in catalog() else ""
 
 
 class _LimitedExecute(SurvivingExecute):
@@ -410,7 +424,9 @@ def grade_notebook(job: Job) -> Outcome:
         why = "; ".join(rejected[a] for a in tests.get(gid, []) if a in rejected)
         out.tests.append(TestResult(gid, v.passed, reason,
                                     learner_message(v.failure, reason, why) if not v.passed
-                                    else "passed"))
+                                    else "passed",
+                                    named_misconception(v.failure, reason, why) if not v.passed
+                                    else ""))
     # One line per submission: what was refused before running, what the checks caught.
     tampered = next((v.tampered for v in found_verdicts.values() if v.tampered), "")
     found_what = [f"answer {gid} not run ({why})" for gid, why in rejected.items()]

@@ -46,7 +46,7 @@ from wrong_answers import wrong_answers  # noqa: E402
 def build(folder: Path, assignment: str, n: int) -> list[str]:
     rel, answers = read(release_path(assignment)), solution_answers(assignment)
     table = wrong_answers(assignment)
-    mistaken = {gid: table[gid][0][1] for gid in answers if gid in table}
+    mistaken = {gid: table[gid][0].source for gid in answers if gid in table}
     kinds = [with_replacements(rel, answers), rel, with_replacements(rel, mistaken)]
     students = []
     for i in range(n):

@@ -15,12 +15,16 @@ does not pass.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping
+from types import TracebackType
 from typing import Any, Callable
 
 import torch
 
-__all__ = ["same_tensor", "same_value", "raises", "reveal", "summarize"]
+from . import misconceptions as _misconceptions
+
+__all__ = ["same_tensor", "same_value", "raises", "reveal", "summarize", "misconception"]
 
 
 # Taken when this module is imported, before any learner code runs: a learner who later
@@ -64,45 +68,41 @@ def summarize(x: Any, max_chars: int = 300) -> str:
     return text if len(text) <= max_chars else text[: max_chars - 3] + "..."
 
 
-def _fail(name: str, problem: str, actual: Any, expected: Any) -> AssertionError:
-    return AssertionError(
-        f"{name}: {problem}\n  yours:    {summarize(actual)}\n  expected: {summarize(expected)}"
-    )
+def _fail(name: str, problem: str, actual: Any, expected: Any, named: str | None = None
+          ) -> AssertionError:
+    text = f"{name}: {problem}\n  yours:    {summarize(actual)}\n  expected: {summarize(expected)}"
+    return AssertionError(text + (f"\n{_misconceptions.line(named)}" if named else ""))
 
 
-def same_tensor(
-    actual: Any,
-    expected: torch.Tensor,
-    *,
-    name: str = "result",
-    rtol: float | None = None,
-    atol: float | None = None,
-    check_dtype: bool = True,
-    check_device: bool = True,
-) -> bool:
-    """``actual`` is a ``torch.Tensor`` with ``expected``'s shape, dtype, device and values.
+def _named(misconception: str | None, diagnose: Mapping[str, Any] | None,
+           matches: Callable[[Any], bool]) -> str | None:
+    """The misconception a failed check names: the first of ``diagnose`` whose predicted
+    result the learner's matches, else ``misconception``. Ids are checked up front, so a
+    typo in a test fails for the author, not only when a learner is wrong."""
+    for mid in ([misconception] if misconception else []) + list(diagnose or {}):
+        _misconceptions.get(mid)
+    for mid, predicted in (diagnose or {}).items():
+        try:
+            if matches(predicted):
+                return mid
+        except Exception:  # a prediction of another type or shape: not this misconception
+            continue
+    return misconception
 
-    Floating-point values are compared with ``torch.allclose`` (``rtol``/``atol``
-    default to torch's own defaults); other dtypes exactly. NaNs in the same places
-    count as equal.
-    """
-    if not isinstance(expected, torch.Tensor):
-        raise TypeError("same_tensor(actual, expected): `expected` must be a torch.Tensor")
-    _record("same_tensor", actual, expected, {"rtol": rtol, "atol": atol, "check_dtype": check_dtype,
-                                              "check_device": check_device})
+
+def _tensor_problem(actual: Any, expected: torch.Tensor, rtol: float | None, atol: float | None,
+                    check_dtype: bool, check_device: bool) -> str | None:
+    """What is wrong with ``actual`` as ``expected`` (``None``: nothing). Records nothing."""
     # Exact classes: a subclass (even of Parameter) can override comparisons through
     # __torch_function__ and pass any check; a real Parameter is a plain tensor underneath.
     if not any(type(actual) is t for t in _TENSOR_TYPES):  # `is`: a metaclass may lie in ==
-        raise _fail(name, f"expected a torch.Tensor, got {_kind(actual)}", actual, expected)
+        return f"expected a torch.Tensor, got {_kind(actual)}"
     if actual.shape != expected.shape:
-        raise _fail(name, f"wrong shape {tuple(actual.shape)} (expected "
-                    f"{tuple(expected.shape)})", actual, expected)
+        return f"wrong shape {tuple(actual.shape)} (expected {tuple(expected.shape)})"
     if check_dtype and actual.dtype != expected.dtype:
-        raise _fail(name, f"wrong dtype {actual.dtype} (expected {expected.dtype})",
-                    actual, expected)
+        return f"wrong dtype {actual.dtype} (expected {expected.dtype})"
     if check_device and actual.device != expected.device:
-        raise _fail(name, f"wrong device {actual.device} (expected {expected.device})",
-                    actual, expected)
+        return f"wrong device {actual.device} (expected {expected.device})"
     a = actual.detach().cpu()
     e = expected.detach().cpu()
     if a.dtype != e.dtype:
@@ -114,24 +114,70 @@ def same_tensor(
     else:
         ok = _equal(a, e)
         close = a == e
-    if not ok:
-        bad = (~close).nonzero()
-        where = tuple(bad[0].tolist()) if len(bad) else ()
-        detail = (f"{len(bad)} of {a.numel()} values differ; first at index {where}: "
-                  f"yours {a[where].item()!r}, expected {e[where].item()!r}") if a.dim() else \
-                 "the value differs"
-        raise _fail(name, detail, actual, expected)
-    return True
+    if ok:
+        return None
+    bad = (~close).nonzero()
+    where = tuple(bad[0].tolist()) if len(bad) else ()
+    return (f"{len(bad)} of {a.numel()} values differ; first at index {where}: "
+            f"yours {a[where].item()!r}, expected {e[where].item()!r}") if a.dim() else \
+        "the value differs"
 
 
-def same_value(actual: Any, expected: Any, *, name: str = "answer") -> bool:
+def same_tensor(
+    actual: Any,
+    expected: torch.Tensor,
+    *,
+    name: str = "result",
+    rtol: float | None = None,
+    atol: float | None = None,
+    check_dtype: bool = True,
+    check_device: bool = True,
+    misconception: str | None = None,
+    diagnose: Mapping[str, torch.Tensor] | None = None,
+) -> bool:
+    """``actual`` is a ``torch.Tensor`` with ``expected``'s shape, dtype, device and values.
+
+    Floating-point values are compared with ``torch.allclose`` (``rtol``/``atol``
+    default to torch's own defaults); other dtypes exactly. NaNs in the same places
+    count as equal.
+
+    On failure the message's last line names a misconception (``tensorcourse.misconceptions``)
+    when one is given: the first id of ``diagnose`` (id -> the tensor a learner holding that
+    belief would return) that ``actual`` matches under the same comparison, else
+    ``misconception``.
+    """
+    if not isinstance(expected, torch.Tensor):
+        raise TypeError("same_tensor(actual, expected): `expected` must be a torch.Tensor")
+    _record("same_tensor", actual, expected, {"rtol": rtol, "atol": atol, "check_dtype": check_dtype,
+                                              "check_device": check_device})
+    problem = _tensor_problem(actual, expected, rtol, atol, check_dtype, check_device)
+    if problem is None:
+        return True
+    named = _named(misconception, diagnose, lambda p: _tensor_problem(
+        actual, p, rtol, atol, check_dtype, check_device) is None)
+    raise _fail(name, problem, actual, expected, named)
+
+
+def same_value(actual: Any, expected: Any, *, name: str = "answer",
+               misconception: str | None = None, diagnose: Mapping[str, Any] | None = None) -> bool:
     """``actual`` has exactly ``expected``'s type and compares equal to it.
 
     Use for predictions (``torch.dtype``, ``bool``, ``tuple`` of ints, ``str``...).
     ``True`` does not pass for ``1``, and a tuple does not pass for a list.
     Containers are checked element by element, so the message points at the
-    first wrong entry.
+    first wrong entry. ``misconception``/``diagnose`` as in :func:`same_tensor` (a
+    prediction matches when it is the same value by these rules).
     """
+    if misconception is None and not diagnose:
+        return _same_value(actual, expected, name)
+    try:
+        return _same_value(actual, expected, name)
+    except AssertionError as err:
+        named = _named(misconception, diagnose, lambda p: _equal_value(actual, p))
+        raise AssertionError(f"{err}\n{_misconceptions.line(named)}" if named else str(err)) from None
+
+
+def _same_value(actual: Any, expected: Any, name: str) -> bool:
     _record("same_value", actual, expected, {})
     if type(actual) is not type(expected):
         raise _fail(name, f"expected a value of type {type(expected).__name__}, "
@@ -143,14 +189,14 @@ def same_value(actual: Any, expected: Any, *, name: str = "answer") -> bool:
             raise _fail(name, f"keys differ: missing {missing}, unexpected {extra}",
                         actual, expected)
         for key in expected:
-            same_value(actual[key], expected[key], name=f"{name}[{key!r}]")
+            _same_value(actual[key], expected[key], f"{name}[{key!r}]")
         return True
     if isinstance(expected, (list, tuple)):
         if len(actual) != len(expected):
             raise _fail(name, f"length {len(actual)} (expected {len(expected)})",
                         actual, expected)
         for i, (a, e) in enumerate(zip(actual, expected)):
-            same_value(a, e, name=f"{name}[{i}]")
+            _same_value(a, e, f"{name}[{i}]")
         return True
     if isinstance(expected, torch.Tensor):
         return same_tensor(actual, expected, name=name)
@@ -160,14 +206,33 @@ def same_value(actual: Any, expected: Any, *, name: str = "answer") -> bool:
     return True
 
 
+def _equal_value(actual: Any, expected: Any) -> bool:
+    """Whether :func:`same_value` would pass, without recording or raising."""
+    if type(actual) is not type(expected):
+        return False
+    if isinstance(expected, dict):
+        return (set(actual) == set(expected)
+                and all(_equal_value(actual[k], expected[k]) for k in expected))
+    if isinstance(expected, (list, tuple)):
+        return len(actual) == len(expected) and all(map(_equal_value, actual, expected))
+    if isinstance(expected, torch.Tensor):
+        return _tensor_problem(actual, expected, None, None, True, True) is None
+    equal = actual == expected
+    return isinstance(equal, bool) and equal
+
+
 def raises(
     exception: type[BaseException],
     fn: Callable[[], Any],
     *,
     name: str = "call",
     match: str | None = None,
+    misconception: str | None = None,
 ) -> bool:
-    """Calling ``fn()`` raises ``exception`` (whose message contains ``match``, if given)."""
+    """Calling ``fn()`` raises ``exception`` (whose message contains ``match``, if given).
+    On failure the message's last line names ``misconception``, if given."""
+    named = _named(misconception, None, lambda p: False)
+    tail = f"\n{_misconceptions.line(named)}" if named else ""
     try:
         result = fn()
     except BaseException as err:
@@ -176,20 +241,65 @@ def raises(
             raise
         if not isinstance(err, exception):
             raise AssertionError(f"{name}: expected {exception.__name__}, got {_kind(err)}\n"
-                                 f"  its message: {err}") from None
+                                 f"  its message: {err}{tail}") from None
         if match is not None and match not in str(err):
             raise AssertionError(f"{name}: raised {_kind(err)} as expected, but its "
-                                 f"message does not mention {match!r}\n  its message: {err}") from None
+                                 f"message does not mention {match!r}\n  its message: {err}{tail}"
+                                 ) from None
         return True
     _record("raises", result, exception, {"match": match})
     raise AssertionError(f"{name}: expected {exception.__name__}, but it returned "
-                         f"{summarize(result)}")
+                         f"{summarize(result)}{tail}")
+
+
+class misconception:  # noqa: N801 - used as `with tc.check.misconception(...)`, like a function
+    """Name a misconception for every check of a block that has none of its own::
+
+        with tc.check.misconception("01/modifies-input"):
+            assert torch.equal(x_in, before), "center_rows must not modify its input in place"
+
+    An ``AssertionError`` raised in the block by the test itself or by these checkers gets
+    the misconception's line appended (unless its message already names one). Any other
+    exception (the learner's code raised) becomes an ``AssertionError`` that gives only the
+    exception's type, chained to it so the notebook still shows where it was raised: its text
+    may come from the learner's code and could quote a hidden test.
+    """
+
+    def __init__(self, misconception_id: str, *, name: str = "the check") -> None:
+        _misconceptions.get(misconception_id)  # a typo fails for the test's author
+        self.id, self.name = misconception_id, name
+        self._block_code: Any = None
+
+    def __enter__(self) -> misconception:
+        self._block_code = sys._getframe(1).f_code  # the test's own code, by identity
+        return self
+
+    def __exit__(self, etype: type[BaseException] | None, err: BaseException | None,
+                 tb: TracebackType | None) -> bool:
+        if err is None or not isinstance(err, Exception):
+            return False  # passed, or KeyboardInterrupt / SystemExit: not ours to rename
+        line = _misconceptions.line(self.id)
+        if isinstance(err, AssertionError) and self._raised_by_course(tb):
+            text = str(err)
+            if _misconceptions.named_in(text):
+                return False
+            raise AssertionError(f"{text}\n{line}" if text else f"{self.name} failed\n{line}"
+                                 ) from None
+        raise AssertionError(f"{self.name}: your code raised {_kind(err)}\n{line}") from err
+
+    def _raised_by_course(self, tb: TracebackType | None) -> bool:
+        while tb is not None:
+            code = tb.tb_frame.f_code
+            if code is not self._block_code and code not in _OWN_CODES:
+                return False
+            tb = tb.tb_next
+        return True
 
 
 def _is_right(yours: Any, truth: Any) -> bool:
     try:
-        return same_value(yours, truth)
-    except AssertionError:
+        return _equal_value(yours, truth)
+    except Exception:
         return False
 
 
@@ -239,3 +349,20 @@ def reveal(yours: Any, truth: Mapping[Any, Any], *, name: str = "prediction") ->
     right = sum(ok for *_, ok in rows)
     print(f"{right} of {len(rows)} right." + ("" if right == len(rows) else
           " Re-read the section for the wrong ones before you look at why."))
+
+
+def _codes(obj: Any) -> set[Any]:
+    found: set[Any] = set()
+    todo = [obj.__code__] if hasattr(obj, "__code__") else []
+    while todo:
+        code = todo.pop()
+        if code not in found:
+            found.add(code)
+            todo += [c for c in code.co_consts if type(c) is type(code)]
+    return found
+
+
+# This module's own code objects, by identity (a file name can be forged with compile()).
+_OWN_CODES = set().union(*(
+    _codes(v) for v in [*globals().values(), *vars(misconception).values()]
+    if getattr(v, "__module__", None) == __name__ and callable(v)))

@@ -55,7 +55,7 @@ def _class(subs: Path) -> list[str]:
         "def center_rows(x):\n    raise SystemExit(0)"
     kinds = {"alice": with_replacements(rel, answers),          # solved
              "bob": rel,                                         # untouched release
-             "carol": with_replacements(rel, {g: v[0][1] for g, v in table.items()}),  # wrong
+             "carol": with_replacements(rel, {g: v[0].source for g, v in table.items()}),  # wrong
              "dave": crash,                                      # raises SystemExit
              "zz-killer": with_replacements(rel, answers)}       # kills its workers (preload)
     for student, nb in kinds.items():

@@ -92,7 +92,7 @@ def graded(tmp_path_factory):
         _write(_solved(a), subs, "full-marks", a)
         _write(rel, subs, "untouched", a)
         table = wrong_answers(a)
-        _write(with_replacements(rel, {gid: table[gid][0][1] for gid in _answers_of(a) if gid in table}),
+        _write(with_replacements(rel, {gid: table[gid][0].source for gid in _answers_of(a) if gid in table}),
                subs, "mistaken", a)
 
     sol = _solved(FIRST)

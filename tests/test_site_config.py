@@ -13,7 +13,9 @@ from coursefiles import REPO
 
 def pages_url() -> str:
     owner, name = publication().owner_name.split("/")
-    return f"https://{owner.lower()}.github.io/{name}/"
+    url = f"https://{owner.lower()}.github.io/{name}/"
+    assert publication().site == url  # what feedback pages link to (misconceptions' sections)
+    return url
 
 
 def test_readme_links_to_the_published_site():
