@@ -25,7 +25,8 @@ COMMANDS = {
     "generate": "solutions/ -> notebooks/ (student versions)",
     "grade": "autograde a folder of submissions, each in a sandbox",
     "feedback": "per-student HTML feedback for graded submissions",
-    "export": "CSV of scores per student and assignment",
+    "export": "scores per student and assignment: CSV, or Canvas's or Moodle's import file",
+    "report": "the class report: scores, exercises, misconceptions, similar answers (HTML)",
 }
 
 
@@ -76,10 +77,22 @@ def _subparser(command: str) -> argparse.ArgumentParser:
     elif command == "feedback":
         sp.add_argument("assignments", nargs="*", help="assignment names (default: all)")
         workdir_arg()
+    elif command == "report":
+        sp.add_argument("--output", type=Path, default=None,
+                        help="folder for the HTML pages (default: <workdir>/report/)")
+        sp.add_argument("--roster", type=Path, default=None, metavar="FILE",
+                        help="CSV with a `student` column: who should have submitted")
+        workdir_arg()
     else:
         sp.add_argument("--output", type=Path, default=None,
-                        help="CSV path (default: <workdir>/grades.csv)")
-        sp.add_argument("--by-cell", action="store_true", help="one row per graded cell")
+                        help="CSV path (default: <workdir>/grades.csv, or grades-canvas.csv / "
+                             "grades-moodle.csv)")
+        sp.add_argument("--by-cell", action="store_true", help="one row per graded cell (csv)")
+        sp.add_argument("--format", dest="fmt", choices=["csv", "canvas", "moodle"], default="csv",
+                        help="csv (this course's columns), or the import file of Canvas or Moodle")
+        sp.add_argument("--roster", type=Path, default=None, metavar="FILE",
+                        help="CSV with columns student,name,lms_id,email,section: who is in the "
+                             "class and their LMS identity (one LMS row per roster student)")
         workdir_arg()
     return sp
 
@@ -136,12 +149,28 @@ def _run(args: argparse.Namespace) -> int:
         print(f"{len(files)} feedback file(s).")
         return 0
 
+    if args.command == "report":
+        from .report import write
+
+        pages = write(args.workdir.resolve(), args.output, args.roster)
+        print(f"wrote the class report: {pages[0]} ({len(pages) - 1} assignment page(s))")
+        return 0
+
     if args.command == "export":
         from .grading import export
 
-        output = args.output or args.workdir / "grades.csv"
-        n = export(args.workdir.resolve(), output, by_cell=args.by_cell)
+        name = "grades.csv" if args.fmt == "csv" else f"grades-{args.fmt}.csv"
+        output = args.output or args.workdir / name
+        n, flagged = export(args.workdir.resolve(), output, by_cell=args.by_cell, fmt=args.fmt,
+                            roster=args.roster)
         print(f"wrote {n} row(s) to {output}")
+        if flagged:
+            print(f"{len(flagged)} need attention before you import (a notebook not graded has no "
+                  "score, never a 0: regrade it with `grade --retry-failed`):")
+            for line in flagged[:50]:
+                print(f"  {safe(line)}")
+            if len(flagged) > 50:
+                print(f"  ... and {len(flagged) - 50} more")
         return 0
     raise AssertionError(args.command)
 

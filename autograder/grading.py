@@ -400,43 +400,79 @@ def feedback(workdir: Path, assignments: list[str]) -> list[Path]:
     return written
 
 
-def export(workdir: Path, output: Path, *, by_cell: bool = False) -> int:
-    """Write a CSV of scores per student and assignment (or per graded cell); return row count."""
+GRADE_COLUMNS = ["student", "assignment", "cell", "score", "max_score", "status"]
+
+
+def grade_rows(workdir: Path, *, by_cell: bool = False) -> list[dict]:
+    """The gradebook, one row per student and assignment (or per graded cell): the columns
+    of :data:`GRADE_COLUMNS`. Not graded: empty score. Not submitted: 0 and that status."""
     from nbgrader.api import Gradebook, MissingEntry
 
     if not (workdir / "gradebook.db").exists():
         raise CourseError(f"No gradebook in {workdir}: run `python -m autograder grade` first.")
     rows = []
+
+    def row(*values: object) -> None:
+        rows.append(dict(zip(GRADE_COLUMNS, values)))
     with Gradebook(db_url(workdir)) as gb:
         for assignment in sorted(gb.assignments, key=lambda a: a.name):
             for student in sorted(gb.students, key=lambda s: s.id):
                 try:
                     sub = gb.find_submission(assignment.name, student.id)
                 except MissingEntry:
-                    rows.append([student.id, assignment.name, "", 0.0,
-                                 float(assignment.max_score), "not submitted"])
+                    row(student.id, assignment.name, "", 0.0, float(assignment.max_score),
+                        "not submitted")
                     continue
                 state = status(workdir, student.id, assignment.name)
                 if state != "graded":
                     # A grader failure is not a score: the score column stays empty.
-                    rows.append([student.id, assignment.name, "", "",
-                                 float(sub.max_score), NOT_GRADED])
+                    row(student.id, assignment.name, "", "", float(sub.max_score), NOT_GRADED)
                     continue
                 state = "needs manual grading" if sub.needs_manual_grade else "graded"
                 if by_cell:
                     for nb in sub.notebooks:
                         for g in nb.grades:
-                            rows.append([student.id, assignment.name, g.name, float(g.score),
-                                         float(g.max_score), state])
+                            row(student.id, assignment.name, g.name, float(g.score),
+                                float(g.max_score), state)
                 else:
-                    rows.append([student.id, assignment.name, "", float(sub.score),
-                                 float(sub.max_score), state])
+                    row(student.id, assignment.name, "", float(sub.score), float(sub.max_score),
+                        state)
+    return rows
+
+
+EXPORT_FORMATS = ("csv", "canvas", "moodle")
+
+
+def export(workdir: Path, output: Path, *, by_cell: bool = False, fmt: str = "csv",
+           roster: Path | None = None) -> tuple[int, list[str]]:
+    """Write the grades as ``fmt``; return the number of rows and what needs attention.
+
+    ``csv``: this course's own columns (:data:`GRADE_COLUMNS`). ``canvas`` / ``moodle``: the
+    LMS's import file (autograder/lms.py), one row per roster student; not-graded and missing
+    notebooks get an empty cell, never a 0, and are listed in what needs attention.
+    """
+    from . import lms
+
+    if fmt not in EXPORT_FORMATS:
+        raise CourseError(f"Unknown export format {fmt!r}: choose one of {', '.join(EXPORT_FORMATS)}.")
+    if by_cell and fmt != "csv":
+        raise CourseError("--by-cell is for the csv format only: an LMS imports one score per "
+                          "assignment.")
+    people = lms.read_roster(roster) if roster is not None else None
+    rows = grade_rows(workdir, by_cell=by_cell)
     output.parent.mkdir(parents=True, exist_ok=True)
-    with output.open("w", newline="") as fh:
-        writer = csv.writer(fh)
-        writer.writerow(["student", "assignment", "cell", "score", "max_score", "status"])
-        writer.writerows(rows)
-    return len(rows)
+    if fmt == "csv":
+        with output.open("w", newline="") as fh:
+            writer = csv.DictWriter(fh, fieldnames=GRADE_COLUMNS)
+            writer.writeheader()
+            writer.writerows(rows)
+        flagged = [f"{r['student']}: {r['assignment']}: {r['status']}" for r in rows
+                   if r["status"] == NOT_GRADED]
+        return len(rows), flagged
+    table = lms.lms_rows(rows, people)
+    max_scores = {r["assignment"]: float(r["max_score"]) for r in rows}
+    (lms.write_canvas if fmt == "canvas" else lms.write_moodle)(table, max_scores, output)
+    return len(table), lms.attention(table)
 
 
 def default_jobs() -> int:
