@@ -15,12 +15,13 @@ import torch
 import tensorcourse as tc
 from autograder.answers import NotANotebook, read_answers, rebuild
 from autograder.cli import parse
+from autograder.course import publication
 from autograder.feedback import render
 from autograder.integrity import ROLE, Plan, instrument, verdicts
 from autograder.screen import screen
 from autograder.submissions import MAX_NOTEBOOK_BYTES, collect
 from autograder.unit import TestResult as Result
-from autograder.unit import learner_message
+from autograder.unit import learner_message, named_misconception
 from coursefiles import assignments, exercises, nbgrader_meta, read, release_path, solution_path
 
 FIRST = "01-why-tensors"
@@ -245,6 +246,27 @@ def test_feedback_shows_results_only():
              Result("ex2", False, "failed", "AssertionError: <script>x</script>")]
     page = render("alice", FIRST, FIRST, tests, {"ex1": 2.0, "ex2": 3.0})
     assert "2 / 5" in page and "&lt;script&gt;" in page and "<script>" not in page
+
+
+def test_a_named_misconception_is_kept_only_from_our_code_and_our_catalog(monkeypatch):
+    from tensorcourse import misconceptions
+    from tensorcourse.misconceptions import Misconception
+
+    known = Misconception("keeps-dim", "a reduction keeps the dimension it reduces",
+                          "4.3 Broadcasting stretches dimensions, silently", FIRST)
+    monkeypatch.setattr(misconceptions, "catalog", lambda: {known.id: known})
+    ours = {"kind": "ours", "ename": "AssertionError", "first": "x", "misconception": known.id}
+    assert named_misconception(ours, "failed", "") == known.id
+    assert named_misconception({**ours, "misconception": "01/made-up"}, "failed", "") == ""
+    assert named_misconception({**ours, "kind": "learner"}, "failed", "") == ""
+    assert named_misconception(ours, "tampering: x", "") == ""
+    assert named_misconception(ours, "failed", "uses `sys`") == ""
+    # The feedback page shows the belief and links the website's section.
+    page = render("alice", FIRST, FIRST, [Result("ex3", False, "failed", "AssertionError: x",
+                                                 known.id)], {"ex3": 3.0})
+    assert "Likely misconception:</b> a reduction keeps the dimension it reduces." in page
+    assert (f'href="{publication().site}notebooks/{FIRST}/{FIRST}.html'
+            '#broadcasting-stretches-dimensions-silently"') in page
 
 
 def _tree(folder: Path) -> dict[str, tuple[int, int]]:
