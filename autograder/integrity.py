@@ -82,6 +82,9 @@ def _tio_make_guard():
     # (a new `isinstance` there would shadow the built-in inside the checkers).
     checks = dict(vars(tensorcourse.check))
     classes["tensorcourse.check"] = set(checks)
+    # The block form's class, whole too: its private helper decides whose message is quoted.
+    named_block = tensorcourse.check.misconception
+    block = dict(vars(named_block))
 
     def code_of(f):
         return (getattr(f, "__code__", None), getattr(f, "__defaults__", None),
@@ -89,6 +92,7 @@ def _tio_make_guard():
     # A function keeps its identity when its code is swapped (update_wrapper with __code__).
     codes = {(label, k): code_of(v) for label, space in baseline.items() for k, v in space.items()
              if type(v) is type(code_of)}
+    block_codes = {k: code_of(v) for k, v in block.items() if type(v) is type(code_of)}
     modules = {name: sys.modules.get(name) for name in ("builtins", "torch", "numpy", "math",
                "tensorcourse", "tensorcourse.check", "torch.nn.functional")}
     shell_methods = {k for label in spaces if label.startswith("shell ") for k in baseline[label]}
@@ -390,6 +394,10 @@ def _tio_make_guard():
                     if vars(tensorcourse.check).get(k, None) is not v and k != "_recorder"]
         changed += [f"{label}.{k} (code)" for (label, k), was in codes.items()
                     if code_of(baseline[label][k]) != was]
+        changed += [f"tensorcourse.check.misconception.{k}" for k, v in block.items()
+                    if vars(named_block).get(k, None) is not v]
+        changed += [f"tensorcourse.check.misconception.{k} (code)" for k, was in block_codes.items()
+                    if code_of(block[k]) != was]
         changed += [f"sys.modules[{n!r}]" for n, m in modules.items() if sys.modules.get(n) is not m]
         changed += [f"shell.{k}" for k in vars(shell) if k in shell_methods]
         now_hooks = hooks()

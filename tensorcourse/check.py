@@ -363,6 +363,6 @@ def _codes(obj: Any) -> set[Any]:
 
 
 # This module's own code objects, by identity (a file name can be forged with compile()).
-_OWN_CODES = set().union(*(
+_OWN_CODES = frozenset().union(*(
     _codes(v) for v in [*globals().values(), *vars(misconception).values()]
     if getattr(v, "__module__", None) == __name__ and callable(v)))
