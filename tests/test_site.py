@@ -238,11 +238,13 @@ def test_figure_descriptions_are_attached_by_file_hash():
 def _feedback_sample() -> str:
     from autograder.feedback import render
     from autograder.unit import TestResult
+    from tensorcourse.misconceptions import catalog
 
     tests = [TestResult("ex1-strides", True, "", ""),
              TestResult("ex2-broadcast", False, "failed",
                          "AssertionError: expected stride (1, 3), got (3, 1); a very long message "
-                         "with_a_long_identifier_that_must_wrap_on_a_phone_screen_instead_of_scrolling"),
+                         "with_a_long_identifier_that_must_wrap_on_a_phone_screen_instead_of_scrolling",
+                         next(iter(catalog()))),  # the likely misconception, with its link
              TestResult("ex3-graph", False, "timeout", "the cell ran past its time limit")]
     return render("alice", "01-why-tensors", "01-why-tensors", tests,
                   {"ex1-strides": 2.0, "ex2-broadcast": 3.0, "ex3-graph": 1.0})
