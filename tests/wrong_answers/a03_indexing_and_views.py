@@ -46,7 +46,7 @@ _POSITION_HEAD = "def storage_position(shape, stride, offset, index):\n"
 
 WRONG = {
     "ex1-storage-position-answer": [
-        ("forgets the storage offset",
+        ("offset-not-counted", "forgets the storage offset",
          _POSITION_HEAD
          + "    if len(index) != len(shape):\n        raise IndexError('wrong length')\n"
            "    total = 0\n"
@@ -55,7 +55,7 @@ WRONG = {
            "        if not 0 <= i < n:\n            raise IndexError('out of range')\n"
            "        total += i * s\n"
            "    return total\n"),
-        ("assumes row-major strides computed from the shape",
+        ("strides-from-shape", "assumes row-major strides computed from the shape",
          _POSITION_HEAD
          + "    if len(index) != len(shape):\n        raise IndexError('wrong length')\n"
            "    total, step = offset, 1\n"
@@ -65,111 +65,115 @@ WRONG = {
            "        total += i * step\n"
            "        step *= n\n"
            "    return total\n"),
-        ("negative indices are used as they are",
+        ("negative-index-used-as-is", "negative indices are used as they are",
          _POSITION_HEAD
          + "    if len(index) != len(shape):\n        raise IndexError('wrong length')\n"
            "    for i, n in zip(index, shape):\n"
            "        if i >= n:\n            raise IndexError('out of range')\n"
            "    return offset + sum(i * s for i, s in zip(index, stride))\n"),
-        ("no range check: returns an address for an element that does not exist",
+        ("out-of-range-index-is-an-address",
+         "no range check: returns an address for an element that does not exist",
          _POSITION_HEAD
          + "    index = [i + n if i < 0 else i for i, n in zip(index, shape)]\n"
            "    return offset + sum(i * s for i, s in zip(index, stride))\n"),
     ],
     "ex2-sharing-answer": [
-        ("a 0-d index tensor taken for advanced indexing", _sharing(k6=False)),
-        ("basic indexing of a copy taken for a view of x", _sharing(k8=True)),
-        ("a slice that keeps the dim taken for a copy", _sharing(k2=False)),
+        ("zero-d-index-is-advanced", "a 0-d index tensor taken for advanced indexing", _sharing(k6=False)),
+        ("view-of-a-copy-reaches-x", "basic indexing of a copy taken for a view of x", _sharing(k8=True)),
+        ("kept-dim-slice-copies", "a slice that keeps the dim taken for a copy", _sharing(k2=False)),
     ],
     "ex3-scale-rows-answer": [
-        ("the original bug: mul_ on the copy made by advanced indexing",
+        ("advanced-index-is-a-view", "the original bug: mul_ on the copy made by advanced indexing",
          "def scale_rows_(x, rows, factor):\n    x[rows].mul_(factor)\n    return x\n"),
-        ("a Python loop: a repeated row is scaled twice",
+        ("loop-scales-each-row-once", "a Python loop: a repeated row is scaled twice",
          "def scale_rows_(x, rows, factor):\n    for r in rows:\n        x[r] *= factor\n    return x\n"),
-        ("clones first, so the caller's tensor never changes",
+        ("result-is-the-in-place-promise", "clones first, so the caller's tensor never changes",
          "def scale_rows_(x, rows, factor):\n    x = x.clone()\n    x[rows] *= factor\n    return x\n"),
-        ("index_put_ with accumulate=True adds instead of replacing",
+        ("accumulate-writes-like-assignment", "index_put_ with accumulate=True adds instead of replacing",
          "def scale_rows_(x, rows, factor):\n"
          "    idx = torch.as_tensor(rows, dtype=torch.long)\n"
          "    x.index_put_((idx,), x[idx] * factor, accumulate=True)\n    return x\n"),
     ],
     "ex4-standardized-answer": [
-        ("the original bug: in-place arithmetic on a narrow() view",
+        ("window-is-its-own-tensor", "the original bug: in-place arithmetic on a narrow() view",
          "def standardized(signal, start, length):\n"
          "    window = signal.narrow(0, start, length)\n"
          "    window -= window.mean()\n    window /= window.std()\n    return window\n"),
-        ("contiguous() taken for a copy (it returns the window itself)",
+        ("contiguous-always-copies", "contiguous() taken for a copy (it returns the window itself)",
          "def standardized(signal, start, length):\n"
          "    window = signal[start:start + length].contiguous()\n"
          "    window -= window.mean()\n    window /= window.std()\n    return window\n"),
-        ("reshape() taken for a copy (it returns a view here)",
+        ("window-is-its-own-tensor", "reshape() taken for a copy (it returns a view here)",
          "def standardized(signal, start, length):\n"
          "    window = signal[start:start + length].reshape(-1)\n"
          "    window.sub_(window.mean()).div_(window.std())\n    return window\n"),
-        ("population std (correction=0) instead of the default",
+        ("std-divides-by-n", "population std (correction=0) instead of the default",
          "def standardized(signal, start, length):\n"
          "    window = signal[start:start + length]\n"
          "    return (window - window.mean()) / window.std(correction=0)\n"),
-        ("copies the window with .float() (float32 numbers for a float64 signal), casts back",
+        ("02/float-method-keeps-float64",
+         "copies the window with .float() (float32 numbers for a float64 signal), casts back",
          "def standardized(signal, start, length):\n"
          "    window = signal[start:start + length].float()\n"
          "    return ((window - window.mean()) / window.std()).to(signal.dtype)\n"),
-        ("adds an epsilon to the std (the normalization-layer habit; the contract says none)",
+        ("std-needs-epsilon",
+         "adds an epsilon to the std (the normalization-layer habit; the contract says none)",
          "def standardized(signal, start, length):\n"
          "    window = signal[start:start + length]\n"
          "    return (window - window.mean()) / (window.std() + 1e-8)\n"),
     ],
     "ex5-view-copy-error-answer": [
-        ("view thought to need a contiguous tensor",
+        ("view-needs-contiguous", "view thought to need a contiguous tensor",
          _outcomes({"x[:, ::2].view(12)": "error", "x.t().view(6, 1, 4)": "error"})),
-        ("view thought to copy when it cannot reinterpret",
+        ("view-copies-when-it-must", "view thought to copy when it cannot reinterpret",
          _outcomes({"x.t().view(24)": "copy", "x[:, :3].view(12)": "copy"})),
-        ("flatten thought to always copy", _outcomes({"x.flatten()": "copy"})),
-        ("reshape of an expanded tensor thought to keep stride 0",
+        ("flatten-always-copies", "flatten thought to always copy", _outcomes({"x.flatten()": "copy"})),
+        ("reshape-keeps-stride-zero", "reshape of an expanded tensor thought to keep stride 0",
          _outcomes({"x.unsqueeze(0).expand(2, 4, 6).reshape(48)": "view"})),
     ],
     "ex6-sliding-windows-answer": [
-        ("offset 0, as if it counted from x's start: windows start at the storage's element 0",
+        ("as-strided-offset-is-relative",
+         "offset 0, as if it counted from x's start: windows start at the storage's element 0",
          "def sliding_windows(x, size, step=1):\n"
          "    if x.dim() != 1 or not 1 <= size <= len(x) or step < 1:\n"
          "        raise ValueError('bad arguments')\n"
          "    count = (len(x) - size) // step + 1\n"
          "    s = x.stride(0)\n"
          "    return x.as_strided((count, size), (step * s, s), 0)\n"),
-        ("assumes x is contiguous (stride 1)",
+        ("strides-from-shape", "assumes x is contiguous (stride 1)",
          "def sliding_windows(x, size, step=1):\n"
          "    if x.dim() != 1 or not 1 <= size <= len(x) or step < 1:\n"
          "        raise ValueError('bad arguments')\n"
          "    count = (len(x) - size) // step + 1\n"
          "    return x.as_strided((count, size), (step, 1), x.storage_offset())\n"),
-        ("off by one: one window too few",
+        ("one-window-less", "off by one: one window too few",
          "def sliding_windows(x, size, step=1):\n"
          "    if x.dim() != 1 or not 1 <= size <= len(x) or step < 1:\n"
          "        raise ValueError('bad arguments')\n"
          "    count = (len(x) - size) // step\n"
          "    s = x.stride(0)\n"
          "    return x.as_strided((count, size), (step * s, s), x.storage_offset())\n"),
-        ("stacks slices: right values, but a copy",
+        ("copy-will-do-for-a-view", "stacks slices: right values, but a copy",
          "def sliding_windows(x, size, step=1):\n"
          "    if x.dim() != 1 or not 1 <= size <= len(x) or step < 1:\n"
          "        raise ValueError('bad arguments')\n"
          "    return torch.stack([x[i:i + size] for i in range(0, len(x) - size + 1, step)])\n"),
-        ("no argument checks",
+        ("as-strided-checks-arguments", "no argument checks",
          "def sliding_windows(x, size, step=1):\n"
          "    count = (len(x) - size) // step + 1\n"
          "    s = x.stride(0)\n"
          "    return x.as_strided((count, size), (step * s, s), x.storage_offset())\n"),
     ],
     "ex7-anti-diagonal-answer": [
-        ("forgets the storage offset",
+        ("as-strided-offset-is-relative", "forgets the storage offset",
          "def anti_diagonal(m):\n    rows, cols = m.shape\n    r, c = m.stride()\n"
          "    return m.as_strided((min(rows, cols),), (r - c,), (cols - 1) * c)\n"),
-        ("assumes a contiguous matrix (strides cols, 1)",
+        ("strides-from-shape", "assumes a contiguous matrix (strides cols, 1)",
          "def anti_diagonal(m):\n    rows, cols = m.shape\n"
          "    return m.as_strided((min(rows, cols),), (cols - 1,), m.storage_offset() + cols - 1)\n"),
-        ("right values, but flip() copies",
+        ("flip-is-a-view", "right values, but flip() copies",
          "def anti_diagonal(m):\n    return m.flip(1).diagonal()\n"),
-        ("the main diagonal",
+        ("diagonal-is-the-anti-diagonal", "the main diagonal",
          "def anti_diagonal(m):\n    return m.diagonal()\n"),
     ],
 }
