@@ -21,6 +21,7 @@ the documented headers and one row per roster student.
 from __future__ import annotations
 
 import csv
+import re
 import subprocess
 import sys
 from collections import Counter
@@ -73,17 +74,18 @@ OWN_WAY = {
         "    if len(samples) % 2 == 1:\n        return float(samples[middle])\n"
         "    return float((samples[middle - 1] + samples[middle]) / 2)\n"),
 }
-RENAMES = [("first", "sa"), ("second", "sb"), ("start_a", "pa"), ("start_b", "pb"),
-           ("same", "equal"), ("count", "n"), ("totals", "s"), ("averages", "avg"),
-           ("centered", "out"), ("samples", "ts"), ("begin", "t0"), ("middle", "mid"),
-           ("# two tensors share memory when their storages start at the same address",
+RENAMES = [("# two tensors share memory when their storages start at the same address",
             "# same storage <=> same start pointer"),
-           ("# subtract each row's average, computed by hand", "# row means by hand\n")]
+           ("# subtract each row's average, computed by hand", "# row means by hand\n"),
+           ("first", "sa"), ("second", "sb"), ("start_a", "pa"), ("start_b", "pb"),
+           ("same", "equal"), ("count", "n"), ("totals", "s"), ("averages", "avg"),
+           ("centered", "out"), ("samples", "ts"), ("begin", "t0"), ("middle", "mid")]
 
 
 def _copied(source: str) -> str:
-    for old, new in RENAMES:
-        source = source.replace(old, new)
+    for old, new in RENAMES:  # comments whole; names whole (`count` is not in `perf_counter`)
+        pattern = re.escape(old) if old.startswith("#") else rf"(?<![\w.]){re.escape(old)}(?!\w)"
+        source = re.sub(pattern, new.replace("\\", "\\\\"), source)
     return source.replace("\n    return", "\n\n    return")
 
 

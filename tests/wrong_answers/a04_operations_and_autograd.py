@@ -39,7 +39,7 @@ _STEP_HEAD = "import torch.nn.functional as F\n\n\ndef train_head_step(backbone,
 
 WRONG = {
     "ex1-broadcast-shape-answer": [
-        ("aligns the shapes from the left instead of the right",
+        ("broadcast-aligns-left", "aligns the shapes from the left instead of the right",
          _BROADCAST_HEAD +
          "    rank = max(len(a), len(b))\n"
          "    a = tuple(a) + (1,) * (rank - len(a))\n"
@@ -50,13 +50,13 @@ WRONG = {
          "        elif p == 1:\n            out.append(q)\n"
          "        else:\n            raise ValueError(f'{p} vs {q}')\n"
          "    return tuple(out)\n"),
-        ("takes the max in every dim: never raises, and 1 with 0 gives 1",
+        ("broadcast-takes-max", "takes the max in every dim: never raises, and 1 with 0 gives 1",
          _BROADCAST_HEAD +
          "    rank = max(len(a), len(b))\n"
          "    a = (1,) * (rank - len(a)) + tuple(a)\n"
          "    b = (1,) * (rank - len(b)) + tuple(b)\n"
          "    return tuple(max(p, q) for p, q in zip(a, b))\n"),
-        ("checks compatibility but stretches with max, so 1 with 0 gives 1",
+        ("broadcast-takes-max", "checks compatibility but stretches with max, so 1 with 0 gives 1",
          _BROADCAST_HEAD +
          "    rank = max(len(a), len(b))\n"
          "    a = (1,) * (rank - len(a)) + tuple(a)\n"
@@ -66,7 +66,7 @@ WRONG = {
          "        if p != q and 1 not in (p, q):\n            raise ValueError(f'{p} vs {q}')\n"
          "        out.append(max(p, q))\n"
          "    return tuple(out)\n"),
-        ("returns a list",
+        ("shape-as-list", "returns a list",
          _BROADCAST_HEAD +
          "    rank = max(len(a), len(b))\n"
          "    a = (1,) * (rank - len(a)) + tuple(a)\n"
@@ -77,7 +77,8 @@ WRONG = {
          "        elif p == 1:\n            out.append(q)\n"
          "        else:\n            raise ValueError(f'{p} vs {q}')\n"
          "    return out\n"),
-        ("raises ValueError without naming the two sizes (the contract asks for them)",
+        ("error-names-no-sizes",
+         "raises ValueError without naming the two sizes (the contract asks for them)",
          _BROADCAST_HEAD +
          "    rank = max(len(a), len(b))\n"
          "    a = (1,) * (rank - len(a)) + tuple(a)\n"
@@ -90,52 +91,54 @@ WRONG = {
          "    return tuple(out)\n"),
     ],
     "ex2-add-cost-answer": [
-        ("result bytes use the first operand's dtype (no type promotion)",
+        ("result-dtype-of-first-operand", "result bytes use the first operand's dtype (no type promotion)",
          "import math\n\n\ndef add_cost(a, b):\n"
          "    operands = a.numel() * a.element_size() + b.numel() * b.element_size()\n"
          "    shape = torch.broadcast_shapes(a.shape, b.shape)\n"
          "    return operands, math.prod(shape) * a.element_size()\n"),
-        ("result size taken as the larger operand, not the broadcast shape",
+        ("result-size-of-larger-operand", "result size taken as the larger operand, not the broadcast shape",
          "def add_cost(a, b):\n"
          "    operands = a.numel() * a.element_size() + b.numel() * b.element_size()\n"
          "    numel = max(a.numel(), b.numel())\n"
          "    return operands, numel * torch.result_type(a, b).itemsize\n"),
-        ("promote_types ignores the 0-d rule (float16 + 0-d float64 stays float16)",
+        ("zero-dim-promotes", "promote_types ignores the 0-d rule (float16 + 0-d float64 stays float16)",
          "import math\n\n\ndef add_cost(a, b):\n"
          "    operands = a.numel() * a.element_size() + b.numel() * b.element_size()\n"
          "    shape = torch.broadcast_shapes(a.shape, b.shape)\n"
          "    return operands, math.prod(shape) * torch.promote_types(a.dtype, b.dtype).itemsize\n"),
     ],
     "ex3-layer-loss-answer": [
-        ("keeps h += b on tanh's saved output: backward raises",
+        ("inplace-on-saved-tensor", "keeps h += b on tanh's saved output: backward raises",
          _LAYER_HEAD +
          "    h = torch.tanh(x @ w)\n    h += b\n    h.relu_()\n    return (h ** 2).mean()\n"),
-        ("detaches before the in-place add: no gradient reaches w and x",
+        ("detach-keeps-gradient", "detaches before the in-place add: no gradient reaches w and x",
          _LAYER_HEAD +
          "    h = torch.tanh(x @ w).detach()\n    h += b\n    h = h.relu()\n    return (h ** 2).mean()\n"),
-        ("hides the in-place add under no_grad: still modifies the saved tensor, b gets no gradient",
+        ("no-grad-hides-inplace",
+         "hides the in-place add under no_grad: still modifies the saved tensor, b gets no gradient",
          _LAYER_HEAD +
          "    h = torch.tanh(x @ w)\n    with torch.no_grad():\n        h += b\n"
          "    return (h.relu() ** 2).mean()\n"),
-        ("moves the bias inside the tanh: a different function",
+        ("bias-inside-tanh", "moves the bias inside the tanh: a different function",
          _LAYER_HEAD +
          "    z = x @ w\n    z += b\n    h = torch.tanh(z)\n    return (h.relu() ** 2).mean()\n"),
-        ("adds the bias in float32 (b.float()): a float64 loss with float32 rounding",
+        ("float32-detour-harmless",
+         "adds the bias in float32 (b.float()): a float64 loss with float32 rounding",
          _LAYER_HEAD +
          "    h = torch.tanh(x @ w)\n    h = h + b.float()\n    return (h.relu() ** 2).mean()\n"),
     ],
     "ex4-graph-flags-answer": [
-        ("thinks w.float() makes a new recorded tensor",
+        ("same-dtype-conversion-copies", "thinks w.float() makes a new recorded tensor",
          _table("predicted_graph", _GRAPH_RIGHT, {"w.float()": "(True, False, 'ToCopyBackward0')"})),
-        ("thinks clone() leaves the graph like detach()",
+        ("clone-leaves-graph", "thinks clone() leaves the graph like detach()",
          _table("predicted_graph", _GRAPH_RIGHT, {"w.clone()": "(False, True, None)"})),
-        ("thinks detach().requires_grad_() is a non-leaf",
+        ("requires-grad-makes-non-leaf", "thinks detach().requires_grad_() is a non-leaf",
          _table("predicted_graph", _GRAPH_RIGHT, {"w.detach().requires_grad_()": "(True, False, None)"})),
-        ("thinks argmax keeps the graph",
+        ("integer-results-require-grad", "thinks argmax keeps the graph",
          _table("predicted_graph", _GRAPH_RIGHT, {"w.argmax()": "(True, False, 'ArgmaxBackward0')"})),
     ],
     "ex5-train-head-answer": [
-        ("forgets no_grad: backward runs through the backbone and fills its .grad",
+        ("frozen-by-not-updating", "forgets no_grad: backward runs through the backbone and fills its .grad",
          _STEP_HEAD +
          "    features = backbone(x)\n"
          "    loss = F.mse_loss(head(features), target)\n"
@@ -143,7 +146,8 @@ WRONG = {
          "    loss.backward()\n"
          "    with torch.no_grad():\n        for p in head.parameters():\n            p.sub_(lr * p.grad)\n"
          "    return loss\n"),
-        ("detaches the features: right gradients, but the graph through the backbone was built",
+        ("detach-after-backbone",
+         "detaches the features: right gradients, but the graph through the backbone was built",
          _STEP_HEAD +
          "    features = backbone(x).detach()\n"
          "    loss = F.mse_loss(head(features), target)\n"
@@ -151,14 +155,14 @@ WRONG = {
          "    loss.backward()\n"
          "    with torch.no_grad():\n        for p in head.parameters():\n            p.sub_(lr * p.grad)\n"
          "    return loss\n"),
-        ("does not clear old gradients: they accumulate",
+        ("backward-overwrites-grad", "does not clear old gradients: they accumulate",
          _STEP_HEAD +
          "    with torch.no_grad():\n        features = backbone(x)\n"
          "    loss = F.mse_loss(head(features), target)\n"
          "    loss.backward()\n"
          "    with torch.no_grad():\n        for p in head.parameters():\n            p.sub_(lr * p.grad)\n"
          "    return loss\n"),
-        ("updates the parameters in place without no_grad: leaf in-place error",
+        ("inplace-update-of-leaf", "updates the parameters in place without no_grad: leaf in-place error",
          _STEP_HEAD +
          "    with torch.no_grad():\n        features = backbone(x)\n"
          "    loss = F.mse_loss(head(features), target)\n"
@@ -166,7 +170,7 @@ WRONG = {
          "    loss.backward()\n"
          "    for p in head.parameters():\n        p.sub_(lr * p.grad)\n"
          "    return loss\n"),
-        ("rebinds p instead of updating the parameter",
+        ("rebinding-updates-parameter", "rebinds p instead of updating the parameter",
          _STEP_HEAD +
          "    with torch.no_grad():\n        features = backbone(x)\n"
          "    loss = F.mse_loss(head(features), target)\n"
@@ -174,7 +178,7 @@ WRONG = {
          "    loss.backward()\n"
          "    for p in head.parameters():\n        p = p - lr * p.grad\n"
          "    return loss\n"),
-        ("freezes the backbone for good with requires_grad_(False)",
+        ("flags-off-inside-step", "freezes the backbone for good with requires_grad_(False)",
          _STEP_HEAD +
          "    backbone.requires_grad_(False)\n"
          "    features = backbone(x)\n"
@@ -185,14 +189,15 @@ WRONG = {
          "    return loss\n"),
     ],
     "ex6-grad-mode-answer": [
-        ("thinks a thread inherits no_grad from the thread that starts it",
+        ("threads-inherit-grad-mode", "thinks a thread inherits no_grad from the thread that starts it",
          _table("predicted_modes", _MODES_RIGHT, {"thread_started_inside_no_grad": "False",
                                                   "thread_computes_inside_no_grad": "False"})),
-        ("thinks set_grad_enabled(False) in a thread is global",
+        ("set-grad-enabled-is-global", "thinks set_grad_enabled(False) in a thread is global",
          _table("predicted_modes", _MODES_RIGHT, {"main_after_thread_turns_it_off": "False"})),
-        ("thinks a no_grad result requires grad again once grad mode is back on",
+        ("no-grad-result-rejoins-graph",
+         "thinks a no_grad result requires grad again once grad mode is back on",
          _table("predicted_modes", _MODES_RIGHT, {"result_used_after_no_grad": "True"})),
-        ("thinks no_grad switches off requires_grad on existing tensors",
+        ("no-grad-clears-requires-grad", "thinks no_grad switches off requires_grad on existing tensors",
          _table("predicted_modes", _MODES_RIGHT, {"leaf_flag_inside_no_grad": "False"})),
     ],
 }

@@ -192,52 +192,57 @@ def _needs(**changes: bool) -> str:
 
 WRONG = {
     "ex1-first-nonfinite-answer": [
-        ("checks for NaN only: an infinity passes", _FIRST_NONFINITE_ISNAN),
-        ("flags a step only when ALL its values are non-finite", _FIRST_NONFINITE_ALL_BAD),
-        ("checks each step's input, so it blames the step after the culprit",
+        ("isnan-catches-inf", "checks for NaN only: an infinity passes", _FIRST_NONFINITE_ISNAN),
+        ("nonfinite-means-all-bad",
+         "flags a step only when ALL its values are non-finite", _FIRST_NONFINITE_ALL_BAD),
+        ("blame-the-next-step", "checks each step's input, so it blames the step after the culprit",
          _FIRST_NONFINITE_CHECKS_INPUTS),
-        ("keeps running the steps after the first non-finite output", _FIRST_NONFINITE_RUNS_ALL),
-        ("checks the sum (one reduction): large finite elements overflow it to inf", _FIRST_NONFINITE_SUM),
+        ("runs-every-step",
+         "keeps running the steps after the first non-finite output", _FIRST_NONFINITE_RUNS_ALL),
+        ("reduction-reveals-nonfinite",
+         "checks the sum (one reduction): large finite elements overflow it to inf", _FIRST_NONFINITE_SUM),
     ],
     "ex2-watch-gradients-answer": [
-        ("closure in a loop: every hook records under the last parameter's name",
+        ("loop-closure-binds-early", "closure in a loop: every hook records under the last parameter's name",
          _WATCH_LATE_BINDING),
-        ("checks for NaN only: an infinite gradient is not flagged", _WATCH_ISNAN),
-        ("stores tensors instead of Python floats", _WATCH_TENSORS),
-        ("the hook replaces the gradient with a cleaned one", _WATCH_CLEANS),
-        ("creates keys for frozen parameters too", _WATCH_ALL_PARAMS),
-        ("flags a gradient whose norm is not finite: a finite gradient's norm can overflow",
+        ("isnan-catches-inf", "checks for NaN only: an infinite gradient is not flagged", _WATCH_ISNAN),
+        ("zero-dim-tensor-is-a-float", "stores tensors instead of Python floats", _WATCH_TENSORS),
+        ("hook-return-ignored", "the hook replaces the gradient with a cleaned one", _WATCH_CLEANS),
+        ("frozen-params-get-grads", "creates keys for frozen parameters too", _WATCH_ALL_PARAMS),
+        ("reduction-reveals-nonfinite",
+         "flags a gradient whose norm is not finite: a finite gradient's norm can overflow",
          _WATCH_NORM_CHECK),
     ],
     "ex3-allocator-answer": [
-        ("believes freeing a tensor gives the memory back to the GPU",
+        ("free-returns-to-gpu", "believes freeing a tensor gives the memory back to the GPU",
          _memory((20, 20), (50, 50), (50, 50), (70, 70), (20, 20))),
-        ("believes every allocation reserves a new segment (no reuse of cached blocks)",
+        ("no-block-reuse", "believes every allocation reserves a new segment (no reuse of cached blocks)",
          _memory((20, 60), (50, 90), (50, 50), (70, 70), (20, 20))),
-        ("believes empty_cache releases the free part of a split segment",
+        ("empty-cache-releases-free-pieces", "believes empty_cache releases the free part of a split segment",
          _memory((20, 60), (50, 60), (50, 50), (70, 70), (20, 20))),
     ],
     "ex4-validation-losses-answer": [
-        ("stores loss.item() but still records a graph in every forward pass",
+        ("no-backward-no-graph", "stores loss.item() but still records a graph in every forward pass",
          _VALIDATION.format(body="    for x, y in batches:\n"
                                  "        loss = F.mse_loss(model(x), y)\n"
                                  "        losses.append(loss.item())")),
-        ("no_grad, but stores detached tensors instead of floats",
+        ("zero-dim-tensor-is-a-float", "no_grad, but stores detached tensors instead of floats",
          _VALIDATION.format(body="    with torch.no_grad():\n"
                                  "        for x, y in batches:\n"
                                  "            loss = F.mse_loss(model(x), y)\n"
                                  "            losses.append(loss.detach())")),
-        ("no_grad, but still appends the loss tensor",
+        ("zero-dim-tensor-is-a-float", "no_grad, but still appends the loss tensor",
          _VALIDATION.format(body="    with torch.no_grad():\n"
                                  "        for x, y in batches:\n"
                                  "            losses.append(F.mse_loss(model(x), y))")),
-        ("uses model.eval() instead of torch.no_grad() (eval mode does not stop autograd)",
+        ("04/eval-mode-stops-recording",
+         "uses model.eval() instead of torch.no_grad() (eval mode does not stop autograd)",
          _VALIDATION.format(body="    model.eval()\n"
                                  "    for x, y in batches:\n"
                                  "        losses.append(F.mse_loss(model(x), y).item())")),
     ],
     "ex5-graph-size-answer": [
-        ("counts paths, not distinct nodes (a shared node is counted twice)",
+        ("shared-node-counted-per-path", "counts paths, not distinct nodes (a shared node is counted twice)",
          "def graph_size(t):\n"
          "    if t.grad_fn is None:\n"
          "        return 0\n"
@@ -249,7 +254,7 @@ WRONG = {
          "            if child is not None:\n"
          "                stack.append(child)\n"
          "    return count\n"),
-        ("recursion: fails on a deep graph",
+        ("recursion-handles-any-depth", "recursion: fails on a deep graph",
          "def graph_size(t):\n"
          "    seen = set()\n"
          "    def visit(node):\n"
@@ -260,7 +265,7 @@ WRONG = {
          "            visit(child)\n"
          "    visit(t.grad_fn)\n"
          "    return len(seen)\n"),
-        ("leaves out the AccumulateGrad nodes",
+        ("leaves-have-no-node", "leaves out the AccumulateGrad nodes",
          "def graph_size(t):\n"
          "    if t.grad_fn is None:\n"
          "        return 0\n"
@@ -274,9 +279,13 @@ WRONG = {
          "    return len(seen)\n"),
     ],
     "ex6-find-unused-answer": [
-        ("believes a branch multiplied by zero is unused", _needs(zero_times=True)),
-        ("believes frozen parameters need find_unused_parameters", _needs(frozen_extra=True)),
-        ("believes a detached branch still gets gradients", _needs(detached_branch=False)),
-        ("believes a parameter read under no_grad gets a gradient", _needs(no_grad_scale=False)),
+        ("zero-gradient-is-no-gradient",
+         "believes a branch multiplied by zero is unused", _needs(zero_times=True)),
+        ("frozen-params-need-find-unused",
+         "believes frozen parameters need find_unused_parameters", _needs(frozen_extra=True)),
+        ("04/detach-keeps-gradient",
+         "believes a detached branch still gets gradients", _needs(detached_branch=False)),
+        ("04/no-grad-result-rejoins-graph",
+         "believes a parameter read under no_grad gets a gradient", _needs(no_grad_scale=False)),
     ],
 }

@@ -67,16 +67,19 @@ _CLIP_EXPORT_DYNAMIC = (
 
 WRONG = {
     "ex1-relu-fn-answer": [
-        ("the article's backward: zeroes only input < 0, so the gradient at 0 is 1",
+        ("grad-at-zero-is-one",
+         "the article's backward: zeroes only input < 0, so the gradient at 0 is 1",
          _RELU_HEAD +
          "        grad_input = grad_output.clone()\n"
          "        grad_input[input < 0] = 0\n"
          "        return grad_input\n"),
-        ("masks grad_output in place instead of a copy",
+        ("grad-output-is-yours",
+         "masks grad_output in place instead of a copy",
          _RELU_HEAD +
          "        grad_output[input <= 0] = 0\n"
          "        return grad_output\n"),
-        ("saves the output and masks output < 0, which never happens",
+        ("output-mask-is-input-mask",
+         "saves the output and masks output < 0, which never happens",
          "class ReLUFn(torch.autograd.Function):\n"
          "    @staticmethod\n"
          "    def forward(ctx, input):\n"
@@ -87,11 +90,13 @@ WRONG = {
          "    def backward(ctx, grad_output):\n"
          "        out, = ctx.saved_tensors\n"
          "        return grad_output * (out >= 0)\n"),
-        ("computes the gradient in float32 whatever the input's dtype: a float64 gradient rounded "
+        ("float32-gradient-is-enough",
+         "computes the gradient in float32 whatever the input's dtype: a float64 gradient rounded "
          "through float32",
          _RELU_HEAD +
          "        return (grad_output.float() * (input > 0).float()).to(grad_output.dtype)\n"),
-        ("calls torch.relu through a helper and lets autograd differentiate it in backward",
+        ("autograd-does-the-backward",
+         "calls torch.relu through a helper and lets autograd differentiate it in backward",
          "def positive_part(t):\n"
          "    return torch.relu(t)\n\n\n"
          "class ReLUFn(torch.autograd.Function):\n"
@@ -107,7 +112,8 @@ WRONG = {
          "            return torch.autograd.grad(positive_part(x), x, grad_output)[0]\n"),
     ],
     "ex2-leaky-relu-answer": [
-        ("uses x >= 0: at exactly 0 the gradient is 1 instead of the slope",
+        ("grad-at-zero-is-one",
+         "uses x >= 0: at exactly 0 the gradient is 1 instead of the slope",
          _LEAKY_HEAD +
          "    def forward(ctx, x, negative_slope):\n"
          "        ctx.save_for_backward(x)\n"
@@ -117,7 +123,8 @@ WRONG = {
          "    def backward(ctx, grad_output):\n"
          "        x, = ctx.saved_tensors\n"
          "        return torch.where(x >= 0, grad_output, grad_output * ctx.slope), None\n"),
-        ("returns the local derivative, forgetting to multiply by grad_output",
+        ("local-derivative-is-the-gradient",
+         "returns the local derivative, forgetting to multiply by grad_output",
          _LEAKY_HEAD +
          "    def forward(ctx, x, negative_slope):\n"
          "        ctx.save_for_backward(x)\n"
@@ -127,7 +134,8 @@ WRONG = {
          "    def backward(ctx, grad_output):\n"
          "        x, = ctx.saved_tensors\n"
          "        return torch.where(x > 0, torch.ones_like(x), torch.full_like(x, ctx.slope)), None\n"),
-        ("scales the input in place in forward",
+        ("forward-may-modify-input",
+         "scales the input in place in forward",
          _LEAKY_HEAD +
          "    def forward(ctx, x, negative_slope):\n"
          "        ctx.slope = negative_slope\n"
@@ -139,7 +147,8 @@ WRONG = {
          "    def backward(ctx, grad_output):\n"
          "        positive, = ctx.saved_tensors\n"
          "        return torch.where(positive, grad_output, grad_output * ctx.slope), None\n"),
-        ("returns one gradient for two forward inputs",
+        ("one-gradient-per-tensor-input",
+         "returns one gradient for two forward inputs",
          _LEAKY_HEAD +
          "    def forward(ctx, x, negative_slope):\n"
          "        ctx.save_for_backward(x)\n"
@@ -149,7 +158,8 @@ WRONG = {
          "    def backward(ctx, grad_output):\n"
          "        x, = ctx.saved_tensors\n"
          "        return torch.where(x > 0, grad_output, grad_output * ctx.slope)\n"),
-        ("builds the local derivative as float32 scalars (torch.tensor(slope)): a float64 input gets a "
+        ("tensor-of-float-takes-input-dtype",
+         "builds the local derivative as float32 scalars (torch.tensor(slope)): a float64 input gets a "
          "gradient rounded through float32",
          _LEAKY_HEAD +
          "    def forward(ctx, x, negative_slope):\n"
@@ -161,7 +171,8 @@ WRONG = {
          "        x, = ctx.saved_tensors\n"
          "        local = torch.where(x > 0, torch.tensor(1.0), torch.tensor(ctx.slope))\n"
          "        return grad_output * local, None\n"),
-        ("calls F.leaky_relu through a helper and lets autograd differentiate it in backward",
+        ("autograd-does-the-backward",
+         "calls F.leaky_relu through a helper and lets autograd differentiate it in backward",
          "def leaky(t, slope):\n"
          "    return F.leaky_relu(t, slope)\n\n\n"
          + _LEAKY_HEAD +
@@ -177,24 +188,29 @@ WRONG = {
          "            return torch.autograd.grad(leaky(t, ctx.slope), t, grad_output)[0], None\n"),
     ],
     "ex3-linear-fn-answer": [
-        ("ignores needs_input_grad: computes and returns every gradient",
+        ("returns-every-gradient",
+         "ignores needs_input_grad: computes and returns every gradient",
          _LINEAR_FORWARD +
          "        return grad_out @ w, grad_out.T @ x, grad_out.sum(0)\n"),
-        ("computes every gradient, then returns None for the unneeded ones",
+        ("computes-unneeded-gradients",
+         "computes every gradient, then returns None for the unneeded ones",
          _LINEAR_FORWARD +
          "        grads = (grad_out @ w, grad_out.T @ x, grad_out.sum(0))\n"
          "        return tuple(g if need else None for g, need in zip(grads, ctx.needs_input_grad))\n"),
-        ("bias gradient is the mean over the batch, not the sum",
+        ("bias-grad-is-mean",
+         "bias gradient is the mean over the batch, not the sum",
          _LINEAR_FORWARD +
          "        need_x, need_w, need_b = ctx.needs_input_grad\n"
          "        return (grad_out @ w if need_x else None, grad_out.T @ x if need_w else None,\n"
          "                grad_out.mean(0) if need_b else None)\n"),
-        ("weight gradient transposed: x.T @ grad_out has shape (in, out)",
+        ("weight-grad-transposed",
+         "weight gradient transposed: x.T @ grad_out has shape (in, out)",
          _LINEAR_FORWARD +
          "        need_x, need_w, need_b = ctx.needs_input_grad\n"
          "        return (grad_out @ w if need_x else None, x.T @ grad_out if need_w else None,\n"
          "                grad_out.sum(0) if need_b else None)\n"),
-        ("computes w's and b's gradients in one matmul with a column of ones (the bias trick), "
+        ("computes-unneeded-gradients",
+         "computes w's and b's gradients in one matmul with a column of ones (the bias trick), "
          "whichever of them is needed",
          _LINEAR_FORWARD +
          "        need_x, need_w, need_b = ctx.needs_input_grad\n"
@@ -202,7 +218,8 @@ WRONG = {
          "        grad_wb = grad_out.T @ torch.cat([x, ones], dim=1)\n"
          "        return (grad_out @ w if need_x else None, grad_wb[:, :-1] if need_w else None,\n"
          "                grad_wb[:, -1] if need_b else None)\n"),
-        ("computes every gradient transposed, and transposes back only the needed ones",
+        ("computes-unneeded-gradients",
+         "computes every gradient transposed, and transposes back only the needed ones",
          _LINEAR_FORWARD +
          "        need_x, need_w, need_b = ctx.needs_input_grad\n"
          "        grad_x_t, grad_w_t = w.T @ grad_out.T, x.T @ grad_out\n"
@@ -211,12 +228,14 @@ WRONG = {
          "                grad_b_row[0] if need_b else None)\n"),
     ],
     "ex4-saved-bytes-answer": [
-        ("assumes autograd saves exactly the inputs that require grad",
+        ("saves-inputs-requiring-grad",
+         "assumes autograd saves exactly the inputs that require grad",
          _SAVED_HEAD +
          "    fn(*args)\n"
          "    kept = [a for a in args if isinstance(a, torch.Tensor) and a.requires_grad]\n"
          "    return len(kept), sum(a.numel() * a.element_size() for a in kept)\n"),
-        ("measures under torch.no_grad(), where nothing is saved",
+        ("measured-under-no-grad",
+         "measures under torch.no_grad(), where nothing is saved",
          _SAVED_HEAD +
          "    sizes = []\n\n"
          "    def pack(t):\n"
@@ -225,7 +244,8 @@ WRONG = {
          "    with torch.no_grad(), torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):\n"
          "        fn(*args)\n"
          "    return len(sizes), sum(sizes)\n"),
-        ("counts the bytes of each saved tensor's whole storage, not of the tensor",
+        ("saved-bytes-are-storage",
+         "counts the bytes of each saved tensor's whole storage, not of the tensor",
          _SAVED_HEAD +
          "    sizes = []\n\n"
          "    def pack(t):\n"
@@ -234,7 +254,8 @@ WRONG = {
          "    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):\n"
          "        fn(*args)\n"
          "    return len(sizes), sum(sizes)\n"),
-        ("counts each tensor once, even when it is saved twice",
+        ("saved-twice-counts-once",
+         "counts each tensor once, even when it is saved twice",
          _SAVED_HEAD +
          "    seen = {}\n\n"
          "    def pack(t):\n"
@@ -245,37 +266,46 @@ WRONG = {
          "    return len(seen), sum(seen.values())\n"),
     ],
     "ex5-who-accepts-answer": [
-        ("believes the article: TorchScript cannot compile a while loop",
+        ("script-refuses-loops",
+         "believes the article: TorchScript cannot compile a while loop",
          _accepts({"count_doublings/script": False})),
-        ("thinks fullgraph compile refuses every Python side effect, list appends included",
+        ("fullgraph-refuses-side-effects",
+         "thinks fullgraph compile refuses every Python side effect, list appends included",
          _accepts({"remember_size/compile": False})),
-        ("thinks export refuses time.time() (non-strict export bakes it in as a constant)",
+        ("export-refuses-python-calls",
+         "thinks export refuses time.time() (non-strict export bakes it in as a constant)",
          _accepts({"stamp/export": False})),
-        ("thinks compile handles a branch on a tensor value in one graph",
+        ("compile-captures-data-branch",
+         "thinks compile handles a branch on a tensor value in one graph",
          _accepts({"scale_by_sign/compile": True})),
     ],
     "ex6-export-clip-answer": [
-        ("keeps the Python if on the data: export refuses it",
+        ("export-takes-data-branch",
+         "keeps the Python if on the data: export refuses it",
          _CLIP_CLASS +
          "        norm = x.norm()\n"
          "        if norm > self.max_norm:\n"
          "            return x * (self.max_norm / norm)\n"
          "        return x\n\n\n" + _CLIP_EXPORT_DYNAMIC),
-        ("torch.cond, but no dynamic batch: the program accepts only the example's batch size",
+        ("exported-batch-is-free",
+         "torch.cond, but no dynamic batch: the program accepts only the example's batch size",
          _CLIP_CLASS + _CLIP_COND +
          "def export_clip_norm(max_norm, example):\n"
          "    return torch.export.export(ExportableClipNorm(max_norm), (example,))\n"),
-        ("torch.cond with the branches swapped",
+        ("cond-branches-swapped",
+         "torch.cond with the branches swapped",
          _CLIP_CLASS +
          "        max_norm = self.max_norm\n"
          "        norm = x.norm()\n"
          "        return torch.cond(norm > max_norm, lambda x, n: x.clone(),\n"
          "                          lambda x, n: x * (max_norm / n), (x, norm))\n\n\n"
          + _CLIP_EXPORT_DYNAMIC),
-        ("clamps every entry to max_norm instead of scaling by the norm",
+        ("clip-norm-is-clamp",
+         "clamps every entry to max_norm instead of scaling by the norm",
          _CLIP_CLASS +
          "        return x.clamp(-self.max_norm, self.max_norm)\n\n\n" + _CLIP_EXPORT_DYNAMIC),
-        ("torch.cond whose keep branch returns its operand itself (torch.cond refuses the aliasing)",
+        ("cond-branch-may-return-operand",
+         "torch.cond whose keep branch returns its operand itself (torch.cond refuses the aliasing)",
          _CLIP_CLASS +
          "        max_norm = self.max_norm\n"
          "        norm = x.norm()\n"

@@ -51,7 +51,8 @@ _EVAL_HEAD = ("import torch\nimport torch.nn.functional as F\n\n\n"
 
 WRONG = {
     "ex1-contiguous-strides-answer": [
-        ("multiplies by the size itself, so a size-0 dim zeroes the strides before it",
+        ("zero-size-in-stride-product",
+         "multiplies by the size itself, so a size-0 dim zeroes the strides before it",
          _STRIDES_HEAD +
          "    if any(s < 0 for s in shape):\n        raise ValueError('negative size')\n"
          "    strides, running = [], 1\n"
@@ -59,7 +60,8 @@ WRONG = {
          "        strides.append(running)\n"
          "        running *= size\n"
          "    return tuple(reversed(strides))\n"),
-        ("column-major (Fortran) order: the first dim gets stride 1",
+        ("first-dim-stride-one",
+         "column-major (Fortran) order: the first dim gets stride 1",
          _STRIDES_HEAD +
          "    if any(s < 0 for s in shape):\n        raise ValueError('negative size')\n"
          "    strides, running = [], 1\n"
@@ -67,7 +69,8 @@ WRONG = {
          "        strides.append(running)\n"
          "        running *= max(size, 1)\n"
          "    return tuple(strides)\n"),
-        ("includes each dim's own size in its stride (off by one dim)",
+        ("stride-includes-own-size",
+         "includes each dim's own size in its stride (off by one dim)",
          _STRIDES_HEAD +
          "    if any(s < 0 for s in shape):\n        raise ValueError('negative size')\n"
          "    strides, running = [], 1\n"
@@ -75,7 +78,8 @@ WRONG = {
          "        running *= max(size, 1)\n"
          "        strides.append(running)\n"
          "    return tuple(reversed(strides))\n"),
-        ("returns a list, not a tuple",
+        ("strides-are-a-list",
+         "returns a list, not a tuple",
          _STRIDES_HEAD +
          "    if any(s < 0 for s in shape):\n        raise ValueError('negative size')\n"
          "    strides, running = [], 1\n"
@@ -83,13 +87,15 @@ WRONG = {
          "        strides.append(running)\n"
          "        running *= max(size, 1)\n"
          "    return strides[::-1]\n"),
-        ("asks torch instead of computing: a fresh tensor made with new_empty",
+        ("strides-from-a-tensor",
+         "asks torch instead of computing: a fresh tensor made with new_empty",
          "import torch\n\n\n" + _STRIDES_HEAD +
          "    if any(s < 0 for s in shape):\n        raise ValueError('negative size')\n"
          "    return tuple(torch.arange(1).new_empty(tuple(shape)).stride())\n"),
     ],
     "ex2-is-contiguous-answer": [
-        ("compares with the strides of a fresh tensor: a size-1 dim's odd stride fails it",
+        ("size-one-stride-matters",
+         "compares with the strides of a fresh tensor: a size-1 dim's odd stride fails it",
          _CONTIG_HEAD +
          "    if len(shape) != len(strides):\n        raise ValueError('lengths differ')\n"
          "    if 0 in tuple(shape):\n        return True\n"
@@ -98,7 +104,8 @@ WRONG = {
          "        expected.append(running)\n"
          "        running *= size\n"
          "    return tuple(strides) == tuple(reversed(expected))\n"),
-        ("forgets that a tensor with no elements is always contiguous",
+        ("empty-needs-strides",
+         "forgets that a tensor with no elements is always contiguous",
          _CONTIG_HEAD +
          "    if len(shape) != len(strides):\n        raise ValueError('lengths differ')\n"
          "    expected = 1\n"
@@ -107,13 +114,15 @@ WRONG = {
          "        if stride != expected:\n            return False\n"
          "        expected *= size\n"
          "    return True\n"),
-        ("only checks that the strides decrease and the last one is 1",
+        ("decreasing-strides-enough",
+         "only checks that the strides decrease and the last one is 1",
          _CONTIG_HEAD +
          "    if len(shape) != len(strides):\n        raise ValueError('lengths differ')\n"
          "    if 0 in tuple(shape):\n        return True\n"
          "    s = [st for size, st in zip(shape, strides) if size != 1]\n"
          "    return not s or (s[-1] == 1 and all(a > b for a, b in zip(s, s[1:])))\n"),
-        ("does not skip size-1 dims when accumulating the expected stride",
+        ("size-one-stride-matters",
+         "does not skip size-1 dims when accumulating the expected stride",
          _CONTIG_HEAD +
          "    if len(shape) != len(strides):\n        raise ValueError('lengths differ')\n"
          "    if 0 in tuple(shape):\n        return True\n"
@@ -122,37 +131,46 @@ WRONG = {
          "        if stride != expected:\n            return False\n"
          "        expected *= size\n"
          "    return True\n"),
-        ("asks torch instead of working it out: new_empty_strided on a tensor made with ones",
+        ("contiguity-from-a-tensor",
+         "asks torch instead of working it out: new_empty_strided on a tensor made with ones",
          "import torch\n\n\n" + _CONTIG_HEAD +
          "    if len(shape) != len(strides):\n        raise ValueError('lengths differ')\n"
          "    return torch.ones(1).new_empty_strided(tuple(shape), tuple(strides)).is_contiguous()\n"),
     ],
     "ex3-to-predict-answer": [
-        ("believes .to() always copies, even when nothing changes",
+        ("to-always-copies",
+         "believes .to() always copies, even when nothing changes",
          _to_with({"h.to(torch.float32)": (False, "ToCopyBackward0"),
                    "h.to('cpu')": (False, "ToCopyBackward0")})),
-        ("believes the article: a copy made by .to() has lost its graph",
+        ("copy-leaves-graph",
+         "believes the article: a copy made by .to() has lost its graph",
          _to_with({"h.to(torch.float64)": (False, None), "h.to('cpu', copy=True)": (False, None),
                    "h.to(torch.float64).to(torch.float32)": (False, None)})),
-        ("believes the article: detach() copies and keeps pointing at the original node",
+        ("detach-copies-keeps-node",
+         "believes the article: detach() copies and keeps pointing at the original node",
          _to_with({"h.detach()": (False, "MulBackward0")})),
-        ("thinks a float64 -> float32 round trip gives h back",
+        ("round-trip-gives-back",
+         "thinks a float64 -> float32 round trip gives h back",
          _to_with({"h.to(torch.float64).to(torch.float32)": (True, "MulBackward0")})),
-        ("thinks contiguous() always copies",
+        ("contiguous-always-copies",
+         "thinks contiguous() always copies",
          _to_with({"h.contiguous()": (False, "CloneBackward0")})),
     ],
     "ex5-logged-means-answer": [
-        ("reads every step with .item() and averages in Python",
+        ("read-every-step",
+         "reads every step with .item() and averages in Python",
          _LOG_HEAD + _LOG_CHECK +
          "    values = [step().item() for _ in range(steps)]\n"
          "    return [sum(values[i:i + every]) / len(values[i:i + every])\n"
          "            for i in range(0, len(values), every)]\n"),
-        ("the article's .detach().cpu().numpy() every step",
+        ("numpy-read-is-free",
+         "the article's .detach().cpu().numpy() every step",
          _LOG_HEAD + _LOG_CHECK +
          "    values = [step().detach().cpu().numpy() for _ in range(steps)]\n"
          "    return [float(sum(values[i:i + every]) / len(values[i:i + every]))\n"
          "            for i in range(0, len(values), every)]\n"),
-        ("drops the last, shorter block",
+        ("short-block-not-logged",
+         "drops the last, shorter block",
          _LOG_HEAD + _LOG_CHECK +
          "    means, block = [], []\n"
          "    for _ in range(steps):\n"
@@ -161,7 +179,8 @@ WRONG = {
          "            means.append(torch.stack(block).mean().item())\n"
          "            block = []\n"
          "    return means\n"),
-        ("returns 0-d tensors instead of Python floats",
+        ("zero-d-tensor-is-a-float",
+         "returns 0-d tensors instead of Python floats",
          _LOG_HEAD + _LOG_CHECK +
          "    means, block = [], []\n"
          "    for _ in range(steps):\n"
@@ -172,7 +191,8 @@ WRONG = {
          "    if block:\n"
          "        means.append(torch.stack(block).mean())\n"
          "    return means\n"),
-        ("keeps every block's mean on the device and reads them all once, when training ends",
+        ("read-at-the-end",
+         "keeps every block's mean on the device and reads them all once, when training ends",
          _LOG_HEAD + _LOG_CHECK +
          "    means, block = [], []\n"
          "    for _ in range(steps):\n"
@@ -183,7 +203,8 @@ WRONG = {
          "    if block:\n"
          "        means.append(torch.stack(block).mean())\n"
          "    return torch.stack(means).tolist() if means else []\n"),
-        ("copies every step's loss into a host tensor (host[i] = step(): a device-to-host copy per step)",
+        ("host-write-is-not-a-read",
+         "copies every step's loss into a host tensor (host[i] = step(): a device-to-host copy per step)",
          _LOG_HEAD + _LOG_CHECK +
          "    host, means = torch.empty(steps), []\n"
          "    for i in range(steps):\n"
@@ -191,7 +212,8 @@ WRONG = {
          "        if (i + 1) % every == 0 or i == steps - 1:\n"
          "            means.append(host[i - i % every:i + 1].mean().item())\n"
          "    return means\n"),
-        ("copies each block into a host buffer with copy_, then reads the buffer",
+        ("host-write-is-not-a-read",
+         "copies each block into a host buffer with copy_, then reads the buffer",
          _LOG_HEAD + _LOG_CHECK +
          "    means, block = [], []\n"
          "    for _ in range(steps):\n"
@@ -203,23 +225,29 @@ WRONG = {
          "            means.append(host.mean().item())\n"
          "            block = []\n"
          "    return means\n"),
-        ("reads every step through NumPy (np.asarray is a host read too)",
+        ("numpy-read-is-free",
+         "reads every step through NumPy (np.asarray is a host read too)",
          "import numpy as np\n" + _LOG_HEAD + _LOG_CHECK +
          "    values = [float(np.asarray(step())) for _ in range(steps)]\n"
          "    return [sum(values[i:i + every]) / len(values[i:i + every])\n"
          "            for i in range(0, len(values), every)]\n"),
     ],
     "ex4-to-device-answer": [
-        ("always non_blocking=True, pinned or not",
+        ("non-blocking-always-helps",
+         "always non_blocking=True, pinned or not",
          _move("        return batch.to(device, non_blocking=True)\n")),
-        ("never non_blocking: a plain .to(device)",
+        ("non-blocking-never-matters",
+         "never non_blocking: a plain .to(device)",
          _move("        return batch.to(device)\n")),
-        ("non_blocking whenever the target is CUDA, pinned or not",
+        ("non-blocking-for-any-cuda-copy",
+         "non_blocking whenever the target is CUDA, pinned or not",
          _move("        return batch.to(device, non_blocking=torch.device(device).type == 'cuda')\n")),
-        ("turns tuples into lists",
+        ("tuple-becomes-list",
+         "turns tuples into lists",
          _move("        return batch.to(device, non_blocking=batch.is_pinned())\n",
                "        return [to_device(v, device) for v in batch]\n")),
-        ("moves only the top level: tensors inside nested containers stay behind",
+        ("moves-top-level-only",
+         "moves only the top level: tensors inside nested containers stay behind",
          _MOVE_HEAD +
          "    if isinstance(batch, torch.Tensor):\n"
          "        return batch.to(device, non_blocking=batch.is_pinned())\n"
@@ -230,12 +258,15 @@ WRONG = {
          "        return type(batch)(v.to(device, non_blocking=v.is_pinned())\n"
          "                           if isinstance(v, torch.Tensor) else v for v in batch)\n"
          "    return batch\n"),
-        ("turns a namedtuple into a plain tuple (batch.x no longer works)",
+        ("namedtuple-becomes-tuple",
+         "turns a namedtuple into a plain tuple (batch.x no longer works)",
          _move("        return batch.to(device, non_blocking=batch.is_pinned())\n")),
-        ("rebuilds every tuple with type(batch)(generator): a namedtuple needs its items as arguments",
+        ("namedtuple-from-iterable",
+         "rebuilds every tuple with type(batch)(generator): a namedtuple needs its items as arguments",
          _move("        return batch.to(device, non_blocking=batch.is_pinned())\n",
                "        return type(batch)(to_device(v, device) for v in batch)\n")),
-        ("moves the dict's tensors in place, modifying the caller's batch",
+        ("modify-batch-in-place",
+         "moves the dict's tensors in place, modifying the caller's batch",
          _MOVE_HEAD +
          "    if isinstance(batch, torch.Tensor):\n"
          "        return batch.to(device, non_blocking=batch.is_pinned())\n"
@@ -250,7 +281,8 @@ WRONG = {
          "    return batch\n"),
     ],
     "ex6-evaluate-answer": [
-        ("model.eval() instead of no_grad: a graph is still recorded each batch",
+        ("eval-stops-graph",
+         "model.eval() instead of no_grad: a graph is still recorded each batch",
          _EVAL_HEAD +
          "    model.eval()\n"
          "    total, count = 0.0, 0\n"
@@ -259,24 +291,28 @@ WRONG = {
          "        count += 1\n"
          "    if count == 0:\n        raise ValueError('no batches')\n"
          "    return total / count\n"),
-        ("no_grad, but returns a tensor instead of a float",
+        ("zero-d-tensor-is-a-float",
+         "no_grad, but returns a tensor instead of a float",
          _EVAL_HEAD +
          "    with torch.no_grad():\n"
          "        losses = [loss_fn(model(x), y) for x, y in batches]\n"
          "    if not losses:\n        raise ValueError('no batches')\n"
          "    return torch.stack(losses).mean()\n"),
-        ("turns grad mode off with set_grad_enabled(False) and never turns it back on",
+        ("set-grad-enabled-is-scoped",
+         "turns grad mode off with set_grad_enabled(False) and never turns it back on",
          _EVAL_HEAD +
          "    torch.set_grad_enabled(False)\n"
          "    losses = [loss_fn(model(x), y) for x, y in batches]\n"
          "    if not losses:\n        raise ValueError('no batches')\n"
          "    return torch.stack(losses).mean().item()\n"),
-        ("keeps every batch's loss (and graph) in a list, reads it at the end",
+        ("kept-losses-are-numbers",
+         "keeps every batch's loss (and graph) in a list, reads it at the end",
          _EVAL_HEAD +
          "    losses = [loss_fn(model(x), y) for x, y in batches]\n"
          "    if not losses:\n        raise ValueError('no batches')\n"
          "    return torch.stack(losses).mean().item()\n"),
-        ("switches grad mode off, then on again: wrong for a caller who had it off",
+        ("grad-mode-on-by-default",
+         "switches grad mode off, then on again: wrong for a caller who had it off",
          _EVAL_HEAD +
          "    torch.set_grad_enabled(False)\n"
          "    total, count = 0.0, 0\n"
@@ -286,7 +322,8 @@ WRONG = {
          "    torch.set_grad_enabled(True)\n"
          "    if count == 0:\n        raise ValueError('no batches')\n"
          "    return total / count\n"),
-        ("weights each batch by its size (a mean over samples, not over batches)",
+        ("mean-over-samples",
+         "weights each batch by its size (a mean over samples, not over batches)",
          _EVAL_HEAD +
          "    total, count = None, 0\n"
          "    with torch.no_grad():\n"
@@ -296,7 +333,8 @@ WRONG = {
          "            count += len(x)\n"
          "    if count == 0:\n        raise ValueError('no batches')\n"
          "    return (total / count).item()\n"),
-        ("calls len(batches): fails on a generator",
+        ("batches-are-a-list",
+         "calls len(batches): fails on a generator",
          _EVAL_HEAD +
          "    if len(batches) == 0:\n        raise ValueError('no batches')\n"
          "    with torch.no_grad():\n"
