@@ -213,9 +213,11 @@ def _grade(args: argparse.Namespace) -> int:
         print("\nTampering (scored 0 where it reached; check these submissions by hand):")
         print("\n".join(f"  - {safe(t)}" for t in tampering))
     failed = [r for r in results if r.status != "graded"]
+    where = (f"on the Dask cluster at {safe(args.scheduler)}" if args.scheduler
+             else f"{jobs} at a time")
     print(f"\nGraded {len(results) - len(failed)} of {len(results)} submission(s) into "
-          f"{args.workdir} ({'sandboxed' if not args.no_sandbox else 'NOT sandboxed'}, {jobs} at "
-          "a time). Next: `python -m autograder feedback` and `python -m autograder export`.")
+          f"{args.workdir} ({'sandboxed' if not args.no_sandbox else 'NOT sandboxed'}, {where}). "
+          "Next: `python -m autograder feedback`, `report` and `export`.")
     if args.no_sandbox:
         print(UNSANDBOXED_WARNING, file=sys.stderr)
     if failed:
