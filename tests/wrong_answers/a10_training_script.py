@@ -91,30 +91,35 @@ _STEADY_TIMES = ("    times = []\n    for _ in range(repeats + 1):\n        star
 
 WRONG = {
     "ex1-collate-answer": [
-        ("believes default_collate leaves the ints of a dict as a list", _collate(**{"dict y": "list"})),
-        ("believes Python floats become float32", _collate(**{"float": "torch.float32"})),
-        ("believes a list sample stays one entry per sample", _collate(**{"pairs": "5"})),
-        ("believes default_collate pads ragged tensors", _collate(**{"ragged": "False"})),
-        ("writes the dtypes as strings", _collate(numpy="'torch.float32'", float="'torch.float64'")),
+        ("collate-keeps-numbers-as-list",
+         "believes default_collate leaves the ints of a dict as a list", _collate(**{"dict y": "list"})),
+        ("python-float-is-float32",
+         "believes Python floats become float32", _collate(**{"float": "torch.float32"})),
+        ("list-sample-kept-whole",
+         "believes a list sample stays one entry per sample", _collate(**{"pairs": "5"})),
+        ("collate-pads-ragged",
+         "believes default_collate pads ragged tensors", _collate(**{"ragged": "False"})),
+        ("type-as-string",
+         "writes the dtypes as strings", _collate(numpy="'torch.float32'", float="'torch.float64'")),
     ],
     "ex2-pad-collate-answer": [
-        ("pads on the left",
+        ("padding-side-free", "pads on the left",
          _PAD_HEAD + _PAD_CHECK + _PAD_SEQS +
          "    for i, s in enumerate(seqs):\n        if len(s):\n"
          "            padded[i, longest - len(s):] = s\n"
          "    lengths = torch.tensor([len(s) for s in seqs])\n" + _PAD_LABELS +
          "    return padded, lengths, labels\n"),
-        ("lengths as int32",
+        ("int32-lengths", "lengths as int32",
          _PAD_HEAD + _PAD_CHECK + _PAD_SEQS +
          "    for i, s in enumerate(seqs):\n        padded[i, :len(s)] = s\n"
          "    lengths = torch.tensor([len(s) for s in seqs], dtype=torch.int32)\n" + _PAD_LABELS +
          "    return padded, lengths, labels\n"),
-        ("returns the lengths as a Python list",
+        ("lengths-as-list", "returns the lengths as a Python list",
          _PAD_HEAD + _PAD_CHECK +
          "    seqs = [s for s, _ in batch]\n"
          "    padded = torch.nn.utils.rnn.pad_sequence(seqs, batch_first=True)\n" + _PAD_LABELS +
          "    return padded, [len(s) for s in seqs], labels\n"),
-        ("pads to the longest length but in float32 whatever the input dtype",
+        ("zeros-takes-dtype", "pads to the longest length but in float32 whatever the input dtype",
          _PAD_HEAD + _PAD_CHECK +
          "    seqs = [s for s, _ in batch]\n    longest = max(len(s) for s in seqs)\n"
          "    padded = torch.zeros((len(batch), longest, *seqs[0].shape[1:]))\n"
@@ -123,23 +128,25 @@ WRONG = {
          "    return padded, lengths, labels\n"),
     ],
     "ex3-scaler-answer": [
-        ("believes unscale_ repairs inf gradients", _scaler(a="True")),
-        ("believes step() still applies the update (and Adam counts it)", _scaler(b="True", d="1", f="3")),
-        ("believes the scale only grows after 2000 steps, whatever growth_interval says",
+        ("unscale-repairs-inf", "believes unscale_ repairs inf gradients", _scaler(a="True")),
+        ("step-applies-inf-update",
+         "believes step() still applies the update (and Adam counts it)", _scaler(b="True", d="1", f="3")),
+        ("scale-grows-after-2000-steps",
+         "believes the scale only grows after 2000 steps, whatever growth_interval says",
          _scaler(e="32768.0")),
-        ("believes Adam counts the skipped step", _scaler(f="3")),
+        ("adam-counts-skipped-step", "believes Adam counts the skipped step", _scaler(f="3")),
     ],
     "ex4-seed-answer": [
-        ("forgets NumPy",
+        ("seeding-one-seeds-all", "forgets NumPy",
          _SEED_HEAD + _SEED_CHECK + "    random.seed(seed)\n    torch.manual_seed(seed)\n"
          "    return torch.Generator().manual_seed(seed)\n"),
-        ("returns torch's global generator",
+        ("manual-seed-returns-new-generator", "returns torch's global generator",
          _SEED_HEAD + _SEED_CHECK + "    random.seed(seed)\n    np.random.seed(seed)\n"
          "    return torch.manual_seed(seed)\n"),
-        ("returns an unseeded generator",
+        ("fresh-generator-is-seeded", "returns an unseeded generator",
          _SEED_HEAD + _SEED_CHECK + "    random.seed(seed)\n    np.random.seed(seed)\n"
          "    torch.manual_seed(seed)\n    return torch.Generator()\n"),
-        ("accepts NumPy integers (numbers.Integral) and converts them",
+        ("numpy-int-is-int", "accepts NumPy integers (numbers.Integral) and converts them",
          "import numbers\n\n\n" + _SEED_HEAD +
          "    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):\n"
          "        raise ValueError('bad seed')\n"
@@ -148,12 +155,12 @@ WRONG = {
          "    seed = int(seed)\n"
          "    random.seed(seed)\n    np.random.seed(seed)\n    torch.manual_seed(seed)\n"
          "    return torch.Generator().manual_seed(seed)\n"),
-        ("accepts any seed without checking it",
+        ("any-seed-is-valid", "accepts any seed without checking it",
          _SEED_HEAD + "    random.seed(seed)\n    np.random.seed(seed % 2 ** 32)\n"
          "    torch.manual_seed(seed)\n    return torch.Generator().manual_seed(seed)\n"),
     ],
     "ex5-checkpoint-answer": [
-        ("the article's checkpoint: no random state at all",
+        ("checkpoint-without-rng", "the article's checkpoint: no random state at all",
          "def save_checkpoint(path, model, optimizer, scaler, generator, epoch):\n"
          "    torch.save({'epoch': epoch, 'model': model.state_dict(), 'optimizer': optimizer.state_dict(),\n"
          "                'scaler': scaler.state_dict()}, path)\n\n\n"
@@ -163,23 +170,28 @@ WRONG = {
          "    optimizer.load_state_dict(ckpt['optimizer'])\n"
          "    scaler.load_state_dict(ckpt['scaler'])\n"
          "    return ckpt['epoch'] + 1\n"),
-        ("forgets the DataLoader's generator",
+        ("loader-generator-not-saved", "forgets the DataLoader's generator",
          _save(generator=False) + _load_without("generator.set_state")),
-        ("forgets Python's random", _save(python=False) + _load_without("random.setstate")),
-        ("forgets NumPy's RNG state (np.random draws in the dataset differ after resuming)",
+        ("python-rng-not-saved",
+         "forgets Python's random", _save(python=False) + _load_without("random.setstate")),
+        ("numpy-rng-not-saved",
+         "forgets NumPy's RNG state (np.random draws in the dataset differ after resuming)",
          _save(numpy=False) + _load_without("ckpt['numpy_rng']", "np.random.set_state")),
-        ("does not restore the optimizer (Adam's moments and step count start over)",
+        ("optimizer-not-restored",
+         "does not restore the optimizer (Adam's moments and step count start over)",
          _save() + _load_without("optimizer.load_state_dict")),
-        ("stores NumPy's state as is: weights_only=True refuses the file",
+        ("weights-only-loads-anything", "stores NumPy's state as is: weights_only=True refuses the file",
          _save(numpy_as_tensor=False) +
          _CKPT_LOAD_RIGHT.replace("np.random.set_state((kind, keys.numpy(), pos, has_gauss, cached))",
                                   "np.random.set_state((kind, keys, pos, has_gauss, cached))")),
-        ("returns the saved epoch, so the resumed run repeats it",
+        ("resume-at-saved-epoch", "returns the saved epoch, so the resumed run repeats it",
          _save() + _CKPT_LOAD_RIGHT.replace("return ckpt['epoch'] + 1", "return ckpt['epoch']")),
-        ("does not restore the scaler", _save() + _load_without("scaler.load_state_dict")),
-        ("forgets torch's own RNG (dropout masks, torch.randn noise)",
+        ("scaler-not-restored",
+         "does not restore the scaler", _save() + _load_without("scaler.load_state_dict")),
+        ("torch-rng-not-saved", "forgets torch's own RNG (dropout masks, torch.randn noise)",
          _save() + _load_without("torch.set_rng_state")),
-        ("keeps the states in memory, keyed by path, instead of reading them from the file",
+        ("state-outside-file",
+         "keeps the states in memory, keyed by path, instead of reading them from the file",
          "import copy\n\n_MEMORY = {}\n\n\n"
          "def save_checkpoint(path, model, optimizer, scaler, generator, epoch):\n"
          "    _MEMORY[path] = {'torch': torch.get_rng_state(), 'python': random.getstate(),\n"
@@ -201,17 +213,17 @@ WRONG = {
          "    return ckpt['epoch'] + 1\n"),
     ],
     "ex6-first-steady-answer": [
-        ("includes the first (compiling) call in the median",
+        ("first-call-in-the-median", "includes the first (compiling) call in the median",
          _STEADY_HEAD + _STEADY_TIMES +
          "    return {'first': float(times[0]), 'steady': float(statistics.median(times))}\n"),
-        ("the mean instead of the median",
+        ("steady-is-the-mean", "the mean instead of the median",
          _STEADY_HEAD + _STEADY_TIMES +
          "    return {'first': float(times[0]), 'steady': float(statistics.mean(times[1:]))}\n"),
-        ("times the later calls as one block and divides",
+        ("steady-is-the-mean", "times the later calls as one block and divides",
          _STEADY_HEAD + "    start = clock()\n    fn()\n    first = clock() - start\n    start = clock()\n"
          "    for _ in range(repeats):\n        fn()\n"
          "    return {'first': float(first), 'steady': float((clock() - start) / repeats)}\n"),
-        ("calls fn once too few (repeats includes the first call)",
+        ("repeats-counts-the-first-call", "calls fn once too few (repeats includes the first call)",
          _STEADY_HEAD + "    times = []\n    for _ in range(repeats):\n        start = clock()\n"
          "        fn()\n        times.append(clock() - start)\n"
          "    return {'first': float(times[0]), 'steady': float(statistics.median(times[1:] or times))}\n"),
