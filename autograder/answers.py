@@ -23,6 +23,10 @@ from dataclasses import dataclass, field
 import nbformat
 from nbformat.notebooknode import NotebookNode
 
+# One answer cell's source, at most: far above any real answer (the longest solution is a few
+# KiB), far below what makes the host's screen and rewrite (and the report's similarity
+# search) cost gigabytes (a 6 MB answer cost 1.35 GB to screen).
+MAX_ANSWER_CHARS = 256 * 1024
 MISSING_STUB = "raise NotImplementedError('no answer for this exercise was found in the submission')"
 
 
@@ -62,6 +66,10 @@ def parse(data: bytes) -> dict:
         nb = json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as err:
         raise NotANotebook(str(err).splitlines()[0] if str(err) else type(err).__name__) from None
+    except RecursionError:  # JSON nested thousands deep: not a notebook, and not our failure
+        raise NotANotebook("JSON nested too deeply to be a notebook") from None
+    except ValueError as err:  # e.g. an integer past Python's 4,300-digit limit
+        raise NotANotebook(f"unreadable JSON ({str(err).splitlines()[0][:120]})") from None
     if not isinstance(nb, dict) or not isinstance(nb.get("cells"), list):
         raise NotANotebook("no list of cells (not nbformat 4)")
     if nb.get("nbformat") != 4:
@@ -94,6 +102,7 @@ def read_answers(data: bytes, release: NotebookNode) -> Answers:
     found = Answers()
     extra = 0
     edited: list[str] = []
+    oversized: list[str] = []
     for cell in student["cells"]:  # each well formed (parse)
         gid = ((cell.get("metadata") or {}).get("nbgrader") or {}).get("grade_id")
         if isinstance(gid, str) and gid in wanted:
@@ -102,6 +111,11 @@ def read_answers(data: bytes, release: NotebookNode) -> Answers:
                                    f"{wanted[gid].cell_type}; ignored")
             elif gid in found.sources:
                 found.notes.append(f"answer {gid} appears more than once; the first is graded")
+            elif len(_source(cell)) > MAX_ANSWER_CHARS:
+                found.notes.append(f"answer {gid} is {len(_source(cell)) // 1024} KiB, over the "
+                                   f"{MAX_ANSWER_CHARS // 1024} KiB limit for one answer cell; "
+                                   "not run (graded as unanswered)")
+                oversized.append(gid)
             else:
                 found.sources[gid] = _source(cell)
         elif isinstance(gid, str) and gid in locked:
@@ -116,7 +130,7 @@ def read_answers(data: bytes, release: NotebookNode) -> Answers:
     if deleted:
         found.notes.append(f"locked cell(s) {', '.join(deleted)} were deleted; the released "
                            "version was run")
-    missing = [g for g in wanted if g not in found.sources]
+    missing = [g for g in wanted if g not in found.sources and g not in oversized]
     if missing:
         found.notes.append(f"no answer cell for {', '.join(missing)} (graded as unanswered)")
     if edited:

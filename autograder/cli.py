@@ -141,13 +141,15 @@ def _run(args: argparse.Namespace) -> int:
         return _grade(args)
 
     if args.command == "feedback":
-        from .grading import feedback
+        from .grading import feedback, feedback_skipped
 
         files = feedback(args.workdir.resolve(), resolve_assignments(args.assignments))
         for path in files:
-            print(f"wrote {path}")
+            print(f"wrote {safe(path)}")
         print(f"{len(files)} feedback file(s).")
-        return 0
+        for line in feedback_skipped:
+            print(f"  not written: {safe(line)}", file=sys.stderr)
+        return 1 if feedback_skipped else 0
 
     if args.command == "report":
         from .report import write

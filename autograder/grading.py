@@ -377,8 +377,14 @@ def load_results(workdir: Path, assignment: str, student: str) -> list[dict]:
     return [json.loads(p.read_text()) for p in sorted(folder.glob("*.json"))]
 
 
+# The pages `feedback` could not make (an unreadable result), for the command to report.
+feedback_skipped: list[str] = []
+
+
 def feedback(workdir: Path, assignments: list[str]) -> list[Path]:
-    """HTML feedback for every graded submission; returns the files written."""
+    """HTML feedback for every graded submission; returns the files written. A result that
+    cannot be rendered skips that page only (listed in :data:`feedback_skipped`)."""
+    feedback_skipped.clear()
     from .feedback import render
 
     results = workdir / "results"
@@ -393,9 +399,16 @@ def feedback(workdir: Path, assignments: list[str]) -> list[Path]:
                 path = (workdir / "feedback" / student_dir.name / assignment /
                         f"{outcome['notebook']}.html")
                 path.parent.mkdir(parents=True, exist_ok=True)
-                tests = [TestResult(**t) for t in outcome["tests"]]
-                path.write_text(render(student_dir.name, assignment, outcome["notebook"], tests,
-                                       outcome.get("points", {})), encoding="utf-8")
+                try:
+                    tests = [TestResult(**t) for t in outcome["tests"]]
+                    page = render(student_dir.name, assignment, outcome["notebook"], tests,
+                                  outcome.get("points", {}))
+                except (TypeError, KeyError, ValueError) as err:  # one odd result: that page only
+                    feedback_skipped.append(f"{student_dir.name}/{assignment}: no feedback page "
+                                            f"({type(err).__name__}: {str(err)[:200]})")
+                    continue
+                # backslashreplace: a lone surrogate that reached a message is written, not fatal.
+                path.write_text(page, encoding="utf-8", errors="backslashreplace")
                 written.append(path)
     return written
 

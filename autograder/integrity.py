@@ -57,6 +57,17 @@ def _tio_make_guard():
     from IPython import get_ipython
     shell = get_ipython()
     write = builtins.print
+    # The tests' own copy of the checkers, loaded here from the same file and never put where
+    # learner code can name it: a checker a learner holds (functools.partial(tc.check.same_value,
+    # name=...)) and calls from their answer is then not the course's code, and what it raises
+    # is not quoted as the course's message. Tests see it as `tc.check` (resolve below).
+    import importlib.util, types
+    _spec = importlib.util.spec_from_file_location("tensorcourse._tio_check", tensorcourse.check.__file__)
+    private_check = importlib.util.module_from_spec(_spec)
+    _spec.loader.exec_module(private_check)
+    private_tc = types.ModuleType("tensorcourse", tensorcourse.__doc__)
+    vars(private_tc).update(vars(tensorcourse))
+    private_tc.check = private_check
     spaces = {"builtins": builtins, "torch": torch, "torch.Tensor": torch.Tensor,
               "torch.nn.Parameter": torch.nn.Parameter, "torch.nn.functional": torch.nn.functional,
               "torch.autograd": torch.autograd, "torch.linalg": torch.linalg, "numpy": numpy,
@@ -64,7 +75,9 @@ def _tio_make_guard():
               "statistics": statistics, "time": time, "tensorcourse": tensorcourse,
               "tensorcourse.check": tensorcourse.check,
               "tensorcourse.check.misconception": tensorcourse.check.misconception,
-              "tensorcourse.misconceptions": tensorcourse.misconceptions}
+              "tensorcourse.misconceptions": tensorcourse.misconceptions,
+              "the tests' tensorcourse": private_tc, "the tests' check": private_check,
+              "the tests' check.misconception": private_check.misconception}
     spaces.update({f"shell {c.__name__}": c for c in type(shell).__mro__[:-1]})
     swapped = {"input", "raw_input", "getpass"}  # ipykernel replaces these on every request
 
@@ -82,8 +95,10 @@ def _tio_make_guard():
     # (a new `isinstance` there would shadow the built-in inside the checkers).
     checks = dict(vars(tensorcourse.check))
     classes["tensorcourse.check"] = set(checks)
+    private_checks = dict(vars(private_check))
+    classes["the tests' check"] = set(private_checks)
     # The block form's class, whole too: its private helper decides whose message is quoted.
-    named_block = tensorcourse.check.misconception
+    named_block = private_check.misconception
     block = dict(vars(named_block))
 
     def code_of(f):
@@ -111,6 +126,7 @@ def _tio_make_guard():
                 "torch dispatch modes": torch._C._len_torch_dispatch_stack(),
                 "grad mode": torch.is_grad_enabled(),
                 "tensorcourse.check._recorder": getattr(tensorcourse.check, "_recorder", None),
+                "the tests' check._recorder": getattr(private_check, "_recorder", None),
                 "answer guard": (shell.user_ns.get("__tio_getattr__"),
                                  shell.user_ns.get("__tio_setattr__"), shell.user_ns.get("__tio_type__")),
                 "post_run_cell": tuple(shell.events.callbacks.get("post_run_cell", ())),
@@ -139,7 +155,8 @@ def _tio_make_guard():
         return new is old
 
     # -- the test runner: hidden tests run here, with names bound privately ---------------
-    import importlib, json, linecache
+    import dis, importlib, json, linecache
+    raise_op = dis.opmap["RAISE_VARARGS"]
     builtin_names = set(vars(builtins))
     compile_, exec_, json_dumps = builtins.compile, builtins.exec, json.dumps
     import_module, base_exception = importlib.import_module, BaseException
@@ -147,20 +164,26 @@ def _tio_make_guard():
     code_type = type((lambda: None).__code__)
 
     def codes_of(codes):
-        """These code objects and every one nested in them (functions, lambdas, classes)."""
-        found, todo = set(), list(codes)
+        """These code objects and every one nested in them (functions, lambdas, classes), as
+        a dict by id: identity, never equality (two compilations of the same source, e.g. a
+        learner's copy of the checkers, are equal code objects)."""
+        found, todo = {}, list(codes)
         while todo:
             code = todo.pop()
-            if type(code) is code_type and code not in found:
-                found.add(code)
+            if type(code) is code_type and id(code) not in found:
+                found[id(code)] = code  # held here, so the id stays this code's
                 todo += [c for c in code.co_consts if type(c) is code_type]
         return found
-    check_codes = codes_of([v.__code__ for space in (tensorcourse.check, tensorcourse.check.misconception)
+
+    check_codes = codes_of([v.__code__ for space in (private_check, private_check.misconception)
                             for v in vars(space).values() if type(v) is type(codes_of)])
     named_in = tensorcourse.misconceptions.named_in
 
     def resolve(path):
         module, _, attr = path.partition(":")
+        if module == "tensorcourse" and attr in ("", "check") or module == "tensorcourse.check":
+            value = private_check if module == "tensorcourse.check" or attr == "check" else private_tc
+            return getattr(value, attr) if module == "tensorcourse.check" and attr else value
         value = import_module(module)
         if not attr:
             return value
@@ -216,12 +239,12 @@ def _tio_make_guard():
         token = current["token"]
         # Only checks the test itself calls (by code identity): not the learner's own calls,
         # not same_value's recursion into same_tensor.
-        if token is None or getframe(3).f_code not in current["codes"]:
+        if token is None or id(getframe(3).f_code) not in current["codes"]:
             return
         line = json_dumps({"kind": kind, "actual": encode(actual), "expected": encode(expected),
                            "options": options})
         write(f"\nTIO-VALUE {token} {line}", flush=True)
-    tensorcourse.check._recorder = record
+    private_check._recorder = record  # the learner's own calls to tc.check record nothing
 
     # -- what the release's own cells bound, as they bound it -----------------------------
     # Tests may use names the release defines (data, helper classes). A learner's cell can
@@ -242,7 +265,7 @@ def _tio_make_guard():
         # Registered like IPython registers a cell: inspect (TorchScript, explain) finds the source.
         linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
         code = compile_(source, filename, "exec")
-        ours = codes_of([code]) | check_codes
+        ours = {**codes_of([code]), **check_codes}
         ns = dict(shell.user_ns)
         for name in builtin_names & set(ns):
             if name not in aliases and not name.startswith("__"):
@@ -252,20 +275,29 @@ def _tio_make_guard():
             ns[name] = resolve(path)  # `tc`, `torch`... as the release imported them
         ns["__builtins__"] = builtins
         before = dict(ns)
-        current["token"], current["codes"] = token, frozenset(codes_of([code]))
+        current["token"], current["codes"] = token, codes_of([code])
         try:
             exec_(code, ns)
         except base_exception as err:
-            frames, tb = [], err.__traceback__
+            frames, tb, last = [], err.__traceback__, None
             while tb is not None:
                 frames.append(tb.tb_frame.f_code)
-                tb = tb.tb_next
+                last, tb = tb, tb.tb_next
             inner = frames[1:]  # frames[0] is this runner
-            kind = "ours" if inner and all(c in ours for c in inner) else (
-                "learner" if any(c not in ours and not c.co_filename.startswith(library_dirs)
+            # Ours: every frame is the test's or the checkers' code, AND the innermost one stopped
+            # at a `raise` or an `assert` (not at a call: an error raised in C by something the
+            # learner handed over, e.g. a class whose __name__ they set, is theirs).
+            raised_here = inner and last.tb_frame.f_code.co_code[last.tb_lasti] == raise_op
+            kind = "ours" if inner and all(id(c) in ours for c in inner) and raised_here else (
+                "learner" if any(id(c) not in ours and not c.co_filename.startswith(library_dirs)
                                  for c in inner) else "library")
-            first = str(err).strip().splitlines()[0][:300] if kind == "ours" and str(err).strip() else ""
-            named = named_in(str(err))[:80] if kind == "ours" else ""  # checked against the
+            # Quoted only when its text is a plain string the course's code gave it: never a
+            # learner object's __str__, run here.
+            plain = (type(err).__module__ == "builtins" and len(err.args) == 1
+                     and type(err.args[0]) is str)
+            text = err.args[0].strip() if kind == "ours" and plain else ""
+            first = text.splitlines()[0][:300] if text else ""
+            named = named_in(text)[:80] if text else ""  # checked against the
             # grader's own catalog outside (autograder.unit.named_misconception)
             etype = type(err)
             ename = (etype.__name__[:80] if etype.__module__ == "builtins"
@@ -392,6 +424,8 @@ def _tio_make_guard():
                     for k in vars(spaces[label]) if k not in names and k != "__slotnames__"]
         changed += [f"tensorcourse.check.{k}" for k, v in checks.items()
                     if vars(tensorcourse.check).get(k, None) is not v and k != "_recorder"]
+        changed += [f"the tests' check.{k}" for k, v in private_checks.items()
+                    if vars(private_check).get(k, None) is not v and k != "_recorder"]
         changed += [f"{label}.{k} (code)" for (label, k), was in codes.items()
                     if code_of(baseline[label][k]) != was]
         changed += [f"tensorcourse.check.misconception.{k}" for k, v in block.items()
@@ -551,6 +585,12 @@ _TAMPER = re.compile(r"^TIO-TAMPER (\S+) ?(.*)$")
 _FAIL = re.compile(r"^TIO-FAIL (\S+) (\{.*\})$")
 
 
+def clean_text(text: str) -> str:
+    """``text`` as valid UTF-8: JSON from the kernel can carry lone surrogates (``"\\ud800"``),
+    which no file or page can hold; they become ``\\ud800`` escapes."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def failure_report(cell: NotebookNode, token: str) -> dict:
     """The test runner's account of why a test failed: where it was raised (``ours``: the test
     or ``tensorcourse.check``, by code identity; ``learner``; ``library``), its type and, for
@@ -565,7 +605,8 @@ def failure_report(cell: NotebookNode, token: str) -> dict:
                 data = json.loads(m.group(2))
             except ValueError:
                 return {}
-            return {k: str(data.get(k, ""))[:300] for k in ("kind", "ename", "first", "misconception")}
+            return {k: clean_text(str(data.get(k, "")))[:300]
+                    for k in ("kind", "ename", "first", "misconception")}
     return {}
 
 

@@ -388,9 +388,9 @@ def write(workdir: Path, output: Path | None = None, roster: Path | None = None)
     out = output or workdir / "report"
     out.mkdir(parents=True, exist_ok=True)
     written = [out / "index.html"]
-    written[0].write_text(index_page(reports), encoding="utf-8")
+    written[0].write_text(index_page(reports), encoding="utf-8", errors="backslashreplace")
     for rep in reports:
         path = out / f"{rep.assignment}.html"
-        path.write_text(assignment_page(rep), encoding="utf-8")
+        path.write_text(assignment_page(rep), encoding="utf-8", errors="backslashreplace")
         written.append(path)
     return written

@@ -23,13 +23,13 @@ an assignment; :func:`similar_pairs` returns the flagged pairs, most shared code
 from __future__ import annotations
 
 import io
-import json
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
 K = 25          # copydetect's noise threshold: a match shorter than this many tokens never counts
 WINDOW = 1      # winnowing window: every k-gram kept (classes are small enough)
+MAX_CHARS = 32 * 1024  # of one answer, fingerprinted (a real answer is a few KiB)
 
 
 @dataclass
@@ -53,24 +53,32 @@ class Pair:
 
 
 def answers_of(workdir: Path, assignment: str) -> dict[str, dict[str, str]]:
-    """``{student: {answer grade_id: source}}`` from ``workdir/submitted``: readable notebooks
-    only (the grader reported the others), solution cells found by their nbgrader grade id."""
+    """``{student: {answer grade_id: source}}``: exactly what the grader graded, read from
+    ``workdir/submitted`` with its own reader (:func:`autograder.answers.read_answers`, cells
+    matched to the release by grade id), so metadata a student edits cannot hide an answer.
+    Unreadable files are left out (the grader reported them); each answer is cut at
+    :data:`MAX_CHARS` for the fingerprints."""
+    import nbformat
+
+    from .answers import read_answers
+    from .course import NOTEBOOKS, notebook_names
+
     found: dict[str, dict[str, str]] = {}
     submitted = workdir / "submitted"
     if not submitted.is_dir():
         return found
+    releases = {name: nbformat.read(NOTEBOOKS / assignment / f"{name}.ipynb", as_version=4)
+                for name in notebook_names(assignment)
+                if (NOTEBOOKS / assignment / f"{name}.ipynb").is_file()}
     for folder in sorted(p for p in submitted.iterdir() if (p / assignment).is_dir()):
         cells: dict[str, str] = {}
-        for path in sorted((folder / assignment).glob("*.ipynb")):
+        for name, release in releases.items():
+            path = folder / assignment / f"{name}.ipynb"
             try:
-                nb = json.loads(path.read_text(encoding="utf-8"))
-                for cell in nb.get("cells", []):
-                    meta = (cell.get("metadata") or {}).get("nbgrader") or {}
-                    if meta.get("solution") and cell.get("cell_type") == "code":
-                        src = cell.get("source", "")
-                        cells[str(meta.get("grade_id"))] = src if isinstance(src, str) else "".join(src)
-            except (OSError, ValueError, AttributeError, TypeError):
+                answers = read_answers(path.read_bytes(), release)
+            except Exception:  # noqa: BLE001 - whatever a file holds, the report goes on
                 continue
+            cells.update({gid: src[:MAX_CHARS] for gid, src in answers.sources.items()})
         if cells:
             found[folder.name] = cells
     return found

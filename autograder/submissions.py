@@ -26,7 +26,7 @@ from pathlib import Path, PurePosixPath
 
 from .course import CourseError, notebook_names
 
-STUDENT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@+-]*$")
+STUDENT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@+-]*\Z")  # \Z: `$` lets a final newline in
 MAX_NOTEBOOK_BYTES = 20 * 1024 * 1024     # a notebook with images stays far below this
 MAX_ZIP_BYTES = 50 * 1024 * 1024
 MAX_ZIP_ENTRIES = 1000

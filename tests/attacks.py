@@ -130,6 +130,56 @@ for k, v in list(get_ipython().user_ns.items()):
                 c.cell_contents = lambda code, ns: None
 '''
 
+C_LEVEL_NAME = '''class Leak:
+    pass
+
+
+Leak.__name__ = "LEAKED-NAME\\nLikely misconception [01/row-mean-is-dim-0]: forged"
+center_rows = Leak
+'''
+
+LATE_STR = '''import collections
+import functools
+import operator
+
+
+class Msg:
+    def __str__(self):
+        return "LATE-TEXT\\nLikely misconception [01/row-mean-is-dim-0]: forged"
+
+
+def _gen():
+    yield 1
+
+
+_g = _gen()
+list(_g)
+center_rows = functools.partial(operator.getitem, collections.defaultdict(
+    functools.partial(_g.throw, AssertionError, Msg())))
+'''
+
+HELD_CHECKER = '''import functools
+
+center_rows = functools.partial(tc.check.same_value, expected=0, name="HELD-NAME",
+                                misconception="01/row-mean-is-dim-0")
+'''
+
+
+def _hidden_from_similarity(nb, _paths):
+    """The solution's answers, each answer cell marked not a solution: still graded (by grade
+    id), and the similarity search must still see them."""
+    from coursefiles import solution_answers
+
+    out = copy.deepcopy(nb)
+    answers = solution_answers("01-why-tensors")
+    for cell in out.cells:
+        meta = nbgrader_meta(cell)
+        if meta.get("grade_id") in answers:
+            cell.source = answers[meta["grade_id"]]
+            meta["solution"] = False
+    return out
+
+
 LEAK_FORMAT = '''class K:
     pass
 
@@ -287,4 +337,20 @@ ATTACKS: dict[str, tuple[str, Build]] = {
     "a-indirect-module": ("a library patched and a pickle loader reached through an alias the "
                           "screen cannot follow", lambda nb, p: _cheat(
         nb, "m = [np][0]\nm.allclose = lambda *a, **k: True\nloader = [np.ma][0].load")),
+    # Red team of the misconception channel and the class report (see test_grading_attacks).
+    "a-surrogate": ("a lone surrogate in a message quoted in feedback (crashed feedback and "
+                    "report for the class)", lambda nb, p: _answer(
+        nb, "class R:\n    def __repr__(self):\n        return 'SURROGATE \\ud800 here'\n\n\n"
+            "predicted_dtypes = {e: R() for e in EXPRESSIONS}\n", 0)),
+    "a-c-level-name": ("a class whose __name__ is set to chosen text, raising TypeError in C "
+                       "(quoted as the course's message, with a forged misconception line)",
+                       lambda nb, p: _answer(nb, C_LEVEL_NAME, 2)),
+    "a-late-str": ("an AssertionError thrown from C with an object whose __str__ runs late",
+                   lambda nb, p: _answer(nb, LATE_STR, 2)),
+    "a-held-checker": ("the course's own checker held by the answer, with a chosen name",
+                       lambda nb, p: _answer(nb, HELD_CHECKER, 2)),
+    "a-hide-similarity": ("answer cells marked solution: false to hide from the similarity search",
+                          _hidden_from_similarity),
 }
+
+

@@ -11,6 +11,7 @@ process is left.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import subprocess
 import sys
@@ -22,6 +23,7 @@ import nbformat
 import pytest
 
 from attacks import ATTACKS
+from autograder import grading
 from autograder.grading import cell_scores
 from autograder.sandbox import unavailable
 from coursefiles import (
@@ -96,6 +98,13 @@ def attacked(tmp_path_factory):
     (subs / "a-huge" / A / f"{A}.ipynb").write_bytes(b" " * (21 * 2**20))
     with zipfile.ZipFile(subs / "a-zipbomb.zip", "w", zipfile.ZIP_DEFLATED) as zf:
         zf.writestr(f"{A}/{A}.ipynb", b" " * (30 * 2**20))
+    # JSON no parser can hold: nested 100,000 deep, an integer past Python's digit limit. Each
+    # is the student's broken file (0, a problem line), never the grader's failure.
+    (subs / "a-deep-json" / A).mkdir(parents=True)
+    (subs / "a-deep-json" / A / f"{A}.ipynb").write_text('{"cells": ' + "[" * 100_000)
+    big = nbformat.writes(rel).replace('"metadata": {', '"metadata": {"n": ' + "7" * 5000 + ", ", 1)
+    (subs / "a-bigint" / A).mkdir(parents=True)
+    (subs / "a-bigint" / A / f"{A}.ipynb").write_text(big)
     # One student, a folder and a zip: the folder is read first and graded; the zip is named.
     _write(rel, subs, "a-twice")
     with zipfile.ZipFile(subs / "a-twice.zip", "w") as zf:
@@ -118,7 +127,11 @@ def test_grading_run_succeeds(attacked):
     assert attacked["run"].returncode == 0, attacked["run"].stdout + attacked["run"].stderr
 
 
-@pytest.mark.parametrize("student", [*ATTACKS, "a-symlink", "a-huge", "a-zipbomb", "a-twice"])
+SOLVING = {"a-hide-similarity"}  # solves honestly; attacks the report, not the score
+
+
+@pytest.mark.parametrize("student", [*sorted(set(ATTACKS) - SOLVING), "a-symlink", "a-huge", "a-zipbomb",
+                                     "a-twice", "a-deep-json", "a-bigint"])
 def test_every_attack_scores_zero(attacked, student):
     scores = _scores(attacked, student)
     assert scores and all(s == 0 for s, _ in scores.values()), (ATTACKS.get(student), scores)
@@ -170,6 +183,39 @@ def test_nothing_outside_the_sandbox_changed(attacked):
     assert attacked["after"] == attacked["before"]
     assert not Path("/tmp/tio-pwned").exists()
     assert not _kernels_alive(attacked["tmp"])
+
+
+def test_unparsable_json_is_the_students_broken_file_not_a_grader_failure(attacked):
+    for student in ("a-deep-json", "a-bigint"):
+        assert grading.status(attacked["workdir"], student, A) == "graded", student
+        assert any(student in line and "not a readable notebook" in line
+                   for line in attacked["run"].stdout.splitlines()), attacked["run"].stdout[-3000:]
+
+
+def test_learner_text_is_never_quoted_as_the_courses_message(attacked):
+    """Feedback quotes only what the course's code raised with its own plain text: not a C-level
+    error naming a learner's class, not an object's late __str__, not a checker the answer holds;
+    and a misconception line they forge is not kept."""
+    workdir = attacked["workdir"]
+    for student in ("a-c-level-name", "a-late-str", "a-held-checker"):
+        results = json.loads((workdir / "results" / student / A / f"{A}.json").read_text())
+        text = json.dumps(results["tests"])
+        assert not any(w in text for w in ("LEAKED-NAME", "LATE-TEXT", "HELD-NAME")), text
+        assert all(t["misconception"] == "" for t in results["tests"]), text
+
+
+def test_report_covers_an_attacked_class_and_sees_hidden_answers(attacked, tmp_path):
+    from autograder.similarity import answers_of
+
+    run = subprocess.run([sys.executable, "-m", "autograder", "report", "--workdir",
+                          str(attacked["workdir"]), "--output", str(tmp_path)],
+                         cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stdout + run.stderr
+    page = (tmp_path / f"{A}.html").read_text()
+    assert "<script" not in page.split("</style>", 1)[1]
+    # Marking answer cells `solution: false` hides nothing: the report reads what was graded.
+    seen = answers_of(attacked["workdir"], A)
+    assert seen["a-hide-similarity"] == seen["control-full"]
 
 
 def test_feedback_never_shows_test_code(attacked):

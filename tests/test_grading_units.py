@@ -330,3 +330,21 @@ def test_checkers_want_exact_tensor_classes(monkeypatch):
     with pytest.raises(AssertionError):
         tc.check.same_tensor(torch.zeros(3, dtype=torch.long), torch.ones(3, dtype=torch.long))
 
+
+
+def test_a_student_id_cannot_end_in_a_newline():
+    from autograder.submissions import STUDENT_ID
+
+    assert STUDENT_ID.match("eve") and not STUDENT_ID.match("eve\n")
+
+
+def test_an_oversized_answer_is_not_run_and_said_so():
+    from autograder.answers import MAX_ANSWER_CHARS
+
+    rel = read(release_path(FIRST))
+    nb = copy.deepcopy(rel)
+    answer = next(c for c in nb.cells if nbgrader_meta(c).get("solution"))
+    answer.source = "x = 1\n" * (MAX_ANSWER_CHARS // 6 + 10)
+    found = read_answers(nbformat.writes(nb).encode(), rel)
+    gid = nbgrader_meta(answer)["grade_id"]
+    assert gid not in found.sources and any("KiB limit" in n and gid in n for n in found.notes)

@@ -76,7 +76,10 @@ def test_raises_and_undecodable_checks():
 
 
 FORGE = '''
-import tensorcourse.check as chk
+import gc
+# With the interpreter reached, even the tests' private copy of the checkers can be found.
+chk = next(m for m in gc.get_objects()
+           if type(m) is type(gc) and m.__name__ == "tensorcourse._tio_check")
 ip = get_ipython()
 for name in ("same_tensor", "same_value", "raises"):
     setattr(chk, name, lambda *a, **k: True)
