@@ -25,7 +25,7 @@ import torch
 
 from . import misconceptions as _misconceptions
 
-__all__ = ["same_tensor", "same_value", "raises", "reveal", "summarize", "misconception"]
+__all__ = ["same_tensor", "same_value", "raises", "reveal", "summarize", "shown", "misconception"]
 
 
 # Taken when this module is imported, before any learner code runs: a learner who later
@@ -44,13 +44,66 @@ def _record(kind: str, actual: Any, expected: Any, options: dict) -> None:
         _recorder(kind, actual, expected, options)
 
 
+def _library_name(t: type) -> str | None:
+    """``t``'s name if it really is a class of Python, torch or NumPy (found under that name in
+    that module, by identity), else ``None``. Read without running the learner's code: a class
+    they define can claim any ``__module__`` and ``__name__``, and a metaclass any attribute."""
+    module = type.__getattribute__(t, "__module__")
+    name = type.__getattribute__(t, "__qualname__")
+    if type(module) is not str or type(name) is not str:
+        return None
+    if module.split(".")[0] not in ("builtins", "torch", "numpy") or module not in sys.modules:
+        return None
+    found: Any = sys.modules[module]
+    for part in name.split("."):
+        found = getattr(found, part, None)
+    return type.__getattribute__(t, "__name__") if found is t else None
+
+
 def _kind(x: Any) -> str:
     """The name of ``x``'s type for a message's first line: a learner's own class (whose name
     their code can set to any text) is not named there; the lines below show it."""
+    return _library_name(type(x)) or "an object of a class defined in your code"
+
+
+_SHOWN = (type(None), bool, int, float, complex, str, bytes, torch.dtype, torch.device, torch.Size,
+          torch.layout, torch.memory_format)
+
+
+def shown(x: Any, max_chars: int = 200, _depth: int = 0) -> str:
+    """``x`` for a test's message, without running any code of the learner's: built-in values,
+    torch's dtypes/devices/sizes and tensors as their repr; containers of those, element by
+    element; anything else by the name of its type ("an object of a class defined in your
+    code"). A test writes ``f"got {tc.check.shown(value)}"``, never ``{value!r}``: a learner's
+    ``__repr__`` could compute any text, and the message is shown as the course's."""
     t = type(x)
-    if t.__module__ == "builtins" or t.__module__.split(".")[0] in ("torch", "numpy"):
-        return t.__name__
-    return "an object of a class defined in your code"
+
+    def one_of(*types: type) -> bool:  # by identity: `in` would run a metaclass's __eq__
+        return any(t is k for k in types)
+    try:
+        if one_of(*_SHOWN):
+            text = repr(x)
+        elif one_of(*_TENSOR_TYPES):
+            text = summarize(x, max_chars)
+        elif one_of(tuple, list) and _depth < 3:
+            inner = ", ".join(shown(i, max_chars, _depth + 1) for i in x[:8])
+            more = ", ..." if len(x) > 8 else ""
+            text = (f"({inner}{more}{',' if len(x) == 1 else ''})" if t is tuple
+                    else f"[{inner}{more}]")
+        elif t is dict and _depth < 3:
+            items = list(x.items())[:8]
+            text = "{" + ", ".join(f"{shown(k, max_chars, _depth + 1)}: {shown(v, max_chars, _depth + 1)}"
+                                   for k, v in items) + (", ...}" if len(x) > 8 else "}")
+        elif isinstance(x, type):  # a class: named only if it is the library's own
+            text = _library_name(x) or "a class defined in your code"
+        elif (_library_name(t) and t.__module__ == "builtins" and isinstance(x, BaseException)
+              and len(x.args) == 1 and type(x.args[0]) is str):
+            text = f"{t.__name__}({x.args[0]!r})"
+        else:
+            text = _kind(x)
+    except ValueError:  # an int past the digit limit, say
+        text = f"a very large {t.__name__}" if one_of(*_SHOWN) else _kind(x)
+    return text if len(text) <= max_chars else text[: max_chars - 3] + "..."
 
 
 def summarize(x: Any, max_chars: int = 300) -> str:

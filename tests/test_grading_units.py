@@ -348,3 +348,30 @@ def test_an_oversized_answer_is_not_run_and_said_so():
     found = read_answers(nbformat.writes(nb).encode(), rel)
     gid = nbgrader_meta(answer)["grade_id"]
     assert gid not in found.sources and any("KiB limit" in n and gid in n for n in found.notes)
+
+
+def test_messages_show_learner_values_without_running_their_code():
+    """tc.check.shown / the checkers' type names: a learner's class may claim torch's module and
+    any name, define __repr__, or have a metaclass whose __eq__ runs code; none of it shows."""
+    from tensorcourse.check import _kind, shown
+
+    class Claims:
+        __module__ = "torch"
+
+        def __repr__(self):
+            return "CHOSEN TEXT"
+    Claims.__name__ = Claims.__qualname__ = "Tensor"
+
+    class Meta(type):
+        def __eq__(cls, other):
+            raise AssertionError("CHOSEN TEXT from a metaclass")
+        __hash__ = type.__hash__
+
+    class Odd(metaclass=Meta):
+        pass
+    for value in (Claims(), [Claims()], {"k": (Claims(),)}, Odd(), Claims, Odd):
+        assert "CHOSEN" not in shown(value) and "class defined in your code" in shown(value)
+    assert _kind(Claims()) == "an object of a class defined in your code"
+    assert shown((1, "a", None, torch.float32)) == "(1, 'a', None, torch.float32)"
+    assert shown(ValueError("bad size")) == "ValueError('bad size')" and shown(torch.Tensor) == "Tensor"
+    assert shown(10 ** 5000) == "a very large int"
