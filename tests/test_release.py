@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 import subprocess
 import sys
 
@@ -138,3 +139,14 @@ def test_ruff_is_clean():
     result = subprocess.run([sys.executable, "-m", "ruff", "check", "."], cwd=REPO,
                             capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+@pytest.mark.parametrize("assignment", ALL)
+def test_test_messages_never_run_a_learners_repr(assignment):
+    """Feedback quotes a test's own message: a value interpolated with `!r`, or a type's
+    `__name__`, would run (or show) text of the learner's; tc.check.shown does neither."""
+    nb = read(solution_path(assignment))
+    for cell in nb.cells:
+        if is_test(cell):
+            bad = re.findall(r"\{[^{}]*!r\}|\{type\([^{}]*\)\.__name__\}", cell.source)
+            assert not bad, f"{nbgrader_meta(cell)['grade_id']}: use tc.check.shown(...) in {bad}"
