@@ -178,6 +178,8 @@ def _tio_make_guard():
     check_codes = codes_of([v.__code__ for space in (private_check, private_check.misconception)
                             for v in vars(space).values() if type(v) is type(codes_of)])
     named_in = tensorcourse.misconceptions.named_in
+    misconception_line = tensorcourse.misconceptions.line
+    library_name = private_check._library_name
 
     def resolve(path):
         module, _, attr = path.partition(":")
@@ -293,16 +295,21 @@ def _tio_make_guard():
                                  for c in inner) else "library")
             # Quoted only when its text is a plain string the course's code gave it: never a
             # learner object's __str__, run here.
-            plain = (type(err).__module__ == "builtins" and len(err.args) == 1
+            plain = (library_name(type(err)) is not None and len(err.args) == 1
                      and type(err.args[0]) is str)
             text = err.args[0].strip() if kind == "ours" and plain else ""
             first = text.splitlines()[0][:300] if text else ""
-            named = named_in(text)[:80] if text else ""  # checked against the
+            named = named_in(text)[:80] if text else ""
+            try:  # the whole last line must be the catalog's own line for that id
+                if named and text.splitlines()[-1] != misconception_line(named):
+                    named = ""
+            except KeyError:
+                named = ""
+            # and checked again against the
             # grader's own catalog outside (autograder.unit.named_misconception)
-            etype = type(err)
-            ename = (etype.__name__[:80] if etype.__module__ == "builtins"
-                     or etype.__module__.split(".")[0] in ("torch", "numpy", "tensorcourse")
-                     else "an exception of a class defined in your code")  # its name is theirs
+            # Its type's name only if it really is Python's, torch's or NumPy's (by identity in
+            # that module: a learner's class can claim __module__ = "builtins" and any name).
+            ename = (library_name(type(err)) or "an exception of a class defined in your code")[:80]
             write(f"\nTIO-FAIL {token} " + json_dumps({"kind": kind, "ename": ename,
                                                        "first": first, "misconception": named}),
                   flush=True)
@@ -379,9 +386,13 @@ def _tio_make_guard():
         if isinstance(obj, type) and (real_getattr(obj, "__module__", "") != "__main__"
                                       or any(obj is v for v in kept.values())):
             refuse(f"assigning {obj.__name__}.{name} (a class the tests use)")
+        if type(obj) is function_type and any(obj is v for v in kept.values()):
+            # a function the release defined: tests name it in messages and call it
+            refuse(f"assigning .{name} of a function the release defined (the tests use it)")
         real_setattr(obj, name, value)
 
     real_type = type
+    function_type = type(answer_setattr)
     import functools as _functools
 
     def answer_wraps(wrapped, *more, **options):

@@ -96,10 +96,7 @@ def shown(x: Any, max_chars: int = 200, _depth: int = 0) -> str:
                                    for k, v in items) + (", ...}" if len(x) > 8 else "}")
         elif isinstance(x, type):  # a class: named only if it is the library's own
             text = _library_name(x) or "a class defined in your code"
-        elif (_library_name(t) and t.__module__ == "builtins" and isinstance(x, BaseException)
-              and len(x.args) == 1 and type(x.args[0]) is str):
-            text = f"{t.__name__}({x.args[0]!r})"
-        else:
+        else:  # exceptions too, by type only: their text may come from the learner's code
             text = _kind(x)
     except ValueError:  # an int past the digit limit, say
         text = f"a very large {t.__name__}" if one_of(*_SHOWN) else _kind(x)
@@ -124,7 +121,8 @@ def summarize(x: Any, max_chars: int = 300) -> str:
 
 def _fail(name: str, problem: str, actual: Any, expected: Any, named: str | None = None
           ) -> AssertionError:
-    text = f"{name}: {problem}\n  yours:    {summarize(actual)}\n  expected: {summarize(expected)}"
+    text = (f"{name}: {problem}\n  yours:    {shown(actual, 300)}\n"
+            f"  expected: {summarize(expected)}")
     return AssertionError(text + (f"\n{_misconceptions.line(named)}" if named else ""))
 
 
@@ -222,6 +220,9 @@ def same_value(actual: Any, expected: Any, *, name: str = "answer",
     first wrong entry. ``misconception``/``diagnose`` as in :func:`same_tensor` (a
     prediction matches when it is the same value by these rules).
     """
+    # Recorded once, here (record() in the grader takes the caller two frames up): not for
+    # each element, nor for the same_tensor a tensor element is checked with.
+    _record("same_value", actual, expected, {})
     if misconception is None and not diagnose:
         return _same_value(actual, expected, name)
     try:
@@ -232,7 +233,6 @@ def same_value(actual: Any, expected: Any, *, name: str = "answer",
 
 
 def _same_value(actual: Any, expected: Any, name: str) -> bool:
-    _record("same_value", actual, expected, {})
     if type(actual) is not type(expected):
         raise _fail(name, f"expected a value of type {type(expected).__name__}, "
                     f"got {_kind(actual)}", actual, expected)
@@ -240,7 +240,7 @@ def _same_value(actual: Any, expected: Any, name: str) -> bool:
         missing = [k for k in expected if k not in actual]
         extra = [k for k in actual if k not in expected]
         if missing or extra:
-            raise _fail(name, f"keys differ: missing {missing}, unexpected {extra}",
+            raise _fail(name, f"keys differ: missing {shown(missing)}, unexpected {shown(extra)}",
                         actual, expected)
         for key in expected:
             _same_value(actual[key], expected[key], f"{name}[{key!r}]")
@@ -295,15 +295,16 @@ def raises(
             raise
         if not isinstance(err, exception):
             raise AssertionError(f"{name}: expected {exception.__name__}, got {_kind(err)}\n"
-                                 f"  its message: {err}{tail}") from None
+                                 f"  its message: {_message_of(err)}{tail}") from None
         if match is not None and match not in str(err):
             raise AssertionError(f"{name}: raised {_kind(err)} as expected, but its "
-                                 f"message does not mention {match!r}\n  its message: {err}{tail}"
+                                 f"message does not mention {match!r}\n"
+                                 f"  its message: {_message_of(err)}{tail}"
                                  ) from None
         return True
     _record("raises", result, exception, {"match": match})
     raise AssertionError(f"{name}: expected {exception.__name__}, but it returned "
-                         f"{summarize(result)}{tail}")
+                         f"{shown(result)}{tail}")
 
 
 class misconception:  # noqa: N801 - used as `with tc.check.misconception(...)`, like a function
@@ -354,6 +355,15 @@ class misconception:  # noqa: N801 - used as `with tc.check.misconception(...)`,
                 return False
             last, tb = tb, tb.tb_next
         return last is not None and last.tb_frame.f_code.co_code[last.tb_lasti] == _RAISE
+
+
+def _message_of(err: BaseException) -> str:
+    """An exception's text as one escaped line when torch or Python made it, else its type:
+    never a learner's ``__str__``, never a line break (the last line may name a misconception)."""
+    args = err.args
+    if _library_name(type(err)) and len(args) == 1 and type(args[0]) is str:
+        return repr(args[0])[:300]
+    return f"({_kind(err)}; its text is not shown)"
 
 
 def _is_right(yours: Any, truth: Any) -> bool:

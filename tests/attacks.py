@@ -158,6 +158,25 @@ center_rows = functools.partial(operator.getitem, collections.defaultdict(
     functools.partial(_g.throw, AssertionError, Msg())))
 '''
 
+FAKE_BUILTIN_EXC = '''class Chosen(Exception):
+    __module__ = "builtins"
+
+
+Chosen.__name__ = Chosen.__qualname__ = "FAKE-NAME"
+
+
+def center_rows(x):
+    raise Chosen()
+'''
+
+REPR_IN_MESSAGE = '''class R:
+    def __repr__(self):
+        return "REPR-TEXT\\nLikely misconception [01/row-mean-is-dim-0]: "
+
+
+predicted_dtypes = {e: R() for e in EXPRESSIONS}
+'''
+
 HELD_CHECKER = '''import functools
 
 center_rows = functools.partial(tc.check.same_value, expected=0, name="HELD-NAME",
@@ -351,6 +370,10 @@ ATTACKS: dict[str, tuple[str, Build]] = {
                        lambda nb, p: _answer(nb, HELD_CHECKER, 2)),
     "a-hide-similarity": ("answer cells marked solution: false to hide from the similarity search",
                           _hidden_from_similarity),
+    "a-fake-builtin-exc": ("an exception class claiming __module__ 'builtins' and a chosen name",
+                           lambda nb, p: _answer(nb, FAKE_BUILTIN_EXC, 2)),
+    "a-repr-in-message": ("a prediction whose __repr__ ends in a forged misconception line",
+                          lambda nb, p: _answer(nb, REPR_IN_MESSAGE, 0)),
 }
 
 

@@ -197,10 +197,12 @@ def test_learner_text_is_never_quoted_as_the_courses_message(attacked):
     error naming a learner's class, not an object's late __str__, not a checker the answer holds;
     and a misconception line they forge is not kept."""
     workdir = attacked["workdir"]
-    for student in ("a-c-level-name", "a-late-str", "a-held-checker"):
+    for student in ("a-c-level-name", "a-late-str", "a-held-checker", "a-fake-builtin-exc",
+                    "a-repr-in-message", "a-surrogate"):
         results = json.loads((workdir / "results" / student / A / f"{A}.json").read_text())
         text = json.dumps(results["tests"])
-        assert not any(w in text for w in ("LEAKED-NAME", "LATE-TEXT", "HELD-NAME")), text
+        assert not any(w in text for w in ("LEAKED-NAME", "LATE-TEXT", "HELD-NAME", "FAKE-NAME",
+                                           "REPR-TEXT", "SURROGATE")), text
         assert all(t["misconception"] == "" for t in results["tests"]), text
 
 

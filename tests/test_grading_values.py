@@ -119,6 +119,12 @@ def test_a_forged_pass_fails_outside_the_sandbox(monkeypatch):
     assert all(t.passed for t in honest), honest
     assert forged and all(not t.passed and "outside the sandbox" in t.reason for t in forged), forged
     assert any("outside the sandbox" in t for t in out.tampering), out.tampering
+    # A prediction exercise (same_value only) forged the same way is caught too.
+    answers = dict(solution_answers(A))
+    answers[gids[0]] = FORGE + "\npredicted_dtypes = {e: torch.int64 for e in EXPRESSIONS}\n"
+    nb = with_replacements(rel, answers)
+    out = grade(refs)
+    assert not out.tests[0].passed and "outside the sandbox" in out.tests[0].reason, out.tests[0]
 
 
 def _cell(source, **nbgrader):
