@@ -155,31 +155,19 @@ def _tio_make_guard():
         return new is old
 
     # -- the test runner: hidden tests run here, with names bound privately ---------------
-    import dis, importlib, json, linecache
-    raise_op = dis.opmap["RAISE_VARARGS"]
+    import importlib, json, linecache
     builtin_names = set(vars(builtins))
     compile_, exec_, json_dumps = builtins.compile, builtins.exec, json.dumps
     import_module, base_exception = importlib.import_module, BaseException
 
-    code_type = type((lambda: None).__code__)
 
-    def codes_of(codes):
-        """These code objects and every one nested in them (functions, lambdas, classes), as
-        a dict by id: identity, never equality (two compilations of the same source, e.g. a
-        learner's copy of the checkers, are equal code objects)."""
-        found, todo = {}, list(codes)
-        while todo:
-            code = todo.pop()
-            if type(code) is code_type and id(code) not in found:
-                found[id(code)] = code  # held here, so the id stays this code's
-                todo += [c for c in code.co_consts if type(c) is code_type]
-        return found
-
+    codes_of = private_check._codes_of  # by id, never equality (see there)
     check_codes = codes_of([v.__code__ for space in (private_check, private_check.misconception)
                             for v in vars(space).values() if type(v) is type(codes_of)])
     named_in = tensorcourse.misconceptions.named_in
     misconception_line = tensorcourse.misconceptions.line
     library_name = private_check._library_name
+    raised_by, plain_text = private_check._raised_by, private_check._plain_text
 
     def resolve(path):
         module, _, attr = path.partition(":")
@@ -281,23 +269,20 @@ def _tio_make_guard():
         try:
             exec_(code, ns)
         except base_exception as err:
-            frames, tb, last = [], err.__traceback__, None
+            frames, tb = [], err.__traceback__
             while tb is not None:
                 frames.append(tb.tb_frame.f_code)
-                last, tb = tb, tb.tb_next
+                tb = tb.tb_next
             inner = frames[1:]  # frames[0] is this runner
-            # Ours: every frame is the test's or the checkers' code, AND the innermost one stopped
-            # at a `raise` or an `assert` (not at a call: an error raised in C by something the
-            # learner handed over, e.g. a class whose __name__ they set, is theirs).
-            raised_here = inner and last.tb_frame.f_code.co_code[last.tb_lasti] == raise_op
-            kind = "ours" if inner and all(id(c) in ours for c in inner) and raised_here else (
+            # Ours: every frame is the test's or the checkers' code, and the innermost stopped at
+            # a `raise` or an `assert` (tensorcourse.check._raised_by: the checkers' own rule).
+            kind = "ours" if inner and raised_by(err.__traceback__.tb_next, ours) else (
                 "learner" if any(id(c) not in ours and not c.co_filename.startswith(library_dirs)
                                  for c in inner) else "library")
             # Quoted only when its text is a plain string the course's code gave it: never a
             # learner object's __str__, run here.
-            plain = (library_name(type(err)) is not None and len(err.args) == 1
-                     and type(err.args[0]) is str)
-            text = err.args[0].strip() if kind == "ours" and plain else ""
+            plain = plain_text(err)
+            text = plain.strip() if kind == "ours" and plain is not None else ""
             first = text.splitlines()[0][:300] if text else ""
             named = named_in(text)[:80] if text else ""
             try:  # the whole last line must be the catalog's own line for that id

@@ -19,14 +19,13 @@ from __future__ import annotations
 
 import base64
 import io
-import json
 import statistics
 from collections import Counter
 from dataclasses import dataclass, field
 from html import escape
 from pathlib import Path
 
-from .course import NOTEBOOKS, CourseError, notebook_names, publication
+from .course import CourseError, publication
 from .similarity import Pair
 
 
@@ -74,24 +73,11 @@ def _check_name(message: str) -> str:
     return name[:90]
 
 
-def _stubs(assignment: str) -> dict[str, str]:
-    stubs: dict[str, str] = {}
-    for name in notebook_names(assignment):
-        path = NOTEBOOKS / assignment / f"{name}.ipynb"
-        if path.is_file():
-            for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
-                meta = cell.get("metadata", {}).get("nbgrader", {})
-                if meta.get("solution"):
-                    src = cell["source"]
-                    stubs[meta["grade_id"]] = src if isinstance(src, str) else "".join(src)
-    return stubs
-
-
 def build(workdir: Path, roster: Path | None = None) -> list[AssignmentReport]:
     """Every assignment the gradebook holds, gathered from the work folder."""
     from . import lms
     from .grading import grade_rows, load_results
-    from .similarity import answers_of, similar_pairs
+    from .similarity import answers_of, similar_pairs, stubs_of
 
     rows = grade_rows(workdir)
     people = [p.student for p in lms.read_roster(roster)] if roster is not None else None
@@ -150,7 +136,7 @@ def build(workdir: Path, roster: Path | None = None) -> list[AssignmentReport]:
         rep.phases = {k: statistics.median(v) for k, v in phases.items()}
         answers = answers_of(workdir, assignment)
         rep.pairs = similar_pairs({s: a for s, a in answers.items() if s in rep.scores},
-                                  _stubs(assignment))
+                                  stubs_of(assignment))
         reports.append(rep)
     return reports
 

@@ -52,24 +52,36 @@ class Pair:
     shared: list[Shared] = field(default_factory=list)
 
 
+def _releases(assignment: str) -> dict:
+    import nbformat
+
+    from .course import NOTEBOOKS, notebook_names
+
+    paths = {name: NOTEBOOKS / assignment / f"{name}.ipynb" for name in notebook_names(assignment)}
+    return {name: nbformat.read(path, as_version=4) for name, path in paths.items() if path.is_file()}
+
+
+def stubs_of(assignment: str) -> dict[str, str]:
+    """``{answer grade_id: the released stub}``: what every student starts from."""
+    from .answers import is_answer, meta
+
+    return {meta(c)["grade_id"]: c.source for release in _releases(assignment).values()
+            for c in release.cells if is_answer(c)}
+
+
 def answers_of(workdir: Path, assignment: str) -> dict[str, dict[str, str]]:
     """``{student: {answer grade_id: source}}``: exactly what the grader graded, read from
     ``workdir/submitted`` with its own reader (:func:`autograder.answers.read_answers`, cells
     matched to the release by grade id), so metadata a student edits cannot hide an answer.
     Unreadable files are left out (the grader reported them); each answer is cut at
     :data:`MAX_CHARS` for the fingerprints."""
-    import nbformat
-
     from .answers import read_answers
-    from .course import NOTEBOOKS, notebook_names
 
     found: dict[str, dict[str, str]] = {}
     submitted = workdir / "submitted"
     if not submitted.is_dir():
         return found
-    releases = {name: nbformat.read(NOTEBOOKS / assignment / f"{name}.ipynb", as_version=4)
-                for name in notebook_names(assignment)
-                if (NOTEBOOKS / assignment / f"{name}.ipynb").is_file()}
+    releases = _releases(assignment)
     for folder in sorted(p for p in submitted.iterdir() if (p / assignment).is_dir()):
         cells: dict[str, str] = {}
         for name, release in releases.items():

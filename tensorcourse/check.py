@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import dis
 import sys
-from collections.abc import Mapping
-from types import MappingProxyType, TracebackType
+from collections.abc import Iterable, Mapping
+from types import CodeType, MappingProxyType, TracebackType
 from typing import Any, Callable
 
 import torch
@@ -262,17 +262,10 @@ def _same_value(actual: Any, expected: Any, name: str) -> bool:
 
 def _equal_value(actual: Any, expected: Any) -> bool:
     """Whether :func:`same_value` would pass, without recording or raising."""
-    if type(actual) is not type(expected):
+    try:
+        return _same_value(actual, expected, "")
+    except AssertionError:
         return False
-    if isinstance(expected, dict):
-        return (set(actual) == set(expected)
-                and all(_equal_value(actual[k], expected[k]) for k in expected))
-    if isinstance(expected, (list, tuple)):
-        return len(actual) == len(expected) and all(map(_equal_value, actual, expected))
-    if isinstance(expected, torch.Tensor):
-        return _tensor_problem(actual, expected, None, None, True, True) is None
-    equal = actual == expected
-    return isinstance(equal, bool) and equal
 
 
 def raises(
@@ -343,27 +336,18 @@ class misconception:  # noqa: N801 - used as `with tc.check.misconception(...)`,
         raise AssertionError(f"{self.name}: your code raised {_kind(err)}\n{line}") from err
 
     def _raised_by_course(self, err: BaseException, tb: TracebackType | None) -> bool:
-        """Raised by a `raise` or an `assert` of the test's block or of this module, every frame
-        theirs (by code identity), with a plain string: a message the course wrote. Not one
-        raised in C by an object the learner handed over, nor an object whose __str__ is theirs."""
+        """A message the course wrote: no text or a plain string, raised by the test's block
+        or this module (:func:`_raised_by`)."""
         if len(err.args) > 1 or (err.args and type(err.args[0]) is not str):
             return False
-        last = None
-        while tb is not None:
-            code = tb.tb_frame.f_code
-            if code is not self._block_code and _OWN_CODES.get(id(code)) is not code:
-                return False
-            last, tb = tb, tb.tb_next
-        return last is not None and last.tb_frame.f_code.co_code[last.tb_lasti] == _RAISE
+        return _raised_by(tb, {**_OWN_CODES, id(self._block_code): self._block_code})
 
 
 def _message_of(err: BaseException) -> str:
     """An exception's text as one escaped line when torch or Python made it, else its type:
     never a learner's ``__str__``, never a line break (the last line may name a misconception)."""
-    args = err.args
-    if _library_name(type(err)) and len(args) == 1 and type(args[0]) is str:
-        return repr(args[0])[:300]
-    return f"({_kind(err)}; its text is not shown)"
+    text = _plain_text(err)
+    return repr(text)[:300] if text is not None else f"({_kind(err)}; its text is not shown)"
 
 
 def _is_right(yours: Any, truth: Any) -> bool:
@@ -421,24 +405,47 @@ def reveal(yours: Any, truth: Mapping[Any, Any], *, name: str = "prediction") ->
           " Re-read the section for the wrong ones before you look at why."))
 
 
-def _codes(obj: Any) -> dict[int, Any]:
+def _codes_of(codes: Iterable[Any]) -> dict[int, Any]:
+    """These code objects and every one nested in them (functions, lambdas, classes), by id:
+    identity, never equality (a learner's compile() of the same source makes equal code
+    objects, under any file name). Held in the dict, so the ids stay theirs. The grader's
+    test runner uses it too (autograder/integrity.py)."""
     found: dict[int, Any] = {}
-    todo = [obj.__code__] if hasattr(obj, "__code__") else []
+    todo = list(codes)
     while todo:
         code = todo.pop()
-        if id(code) not in found:
+        if isinstance(code, CodeType) and id(code) not in found:
             found[id(code)] = code
-            todo += [c for c in code.co_consts if type(c) is type(code)]
+            todo += [c for c in code.co_consts if isinstance(c, CodeType)]
     return found
+
+
+def _raised_by(tb: TracebackType | None, codes: Mapping[int, Any]) -> bool:
+    """Every frame of ``tb`` runs one of ``codes`` (by identity) and the innermost stopped at
+    a ``raise`` or an ``assert``, not at a call: an error raised in C by an object the learner
+    handed over (a class whose ``__name__`` they set) is theirs. Shared with the grader's
+    test runner, which decides by it whose message feedback may quote."""
+    last = None
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if codes.get(id(code)) is not code:
+            return False
+        last, tb = tb, tb.tb_next
+    return last is not None and last.tb_frame.f_code.co_code[last.tb_lasti] == _RAISE
+
+
+def _plain_text(err: BaseException) -> str | None:
+    """The text of an exception of Python's, torch's or NumPy's made with one plain string,
+    else ``None`` (a learner's class, or an object whose ``__str__`` would run their code)."""
+    args = err.args
+    if _library_name(type(err)) and len(args) == 1 and type(args[0]) is str:
+        return args[0]
+    return None
 
 
 _RAISE = dis.opmap["RAISE_VARARGS"]
 
-# This module's own code objects by id: identity, never equality (a learner's compile() of this
-# file's source makes equal code objects, under any file name). Held here, so ids stay theirs.
-_own: dict[int, Any] = {}
-for _v in [*list(globals().values()), *vars(misconception).values()]:
-    if getattr(_v, "__module__", None) == __name__ and callable(_v):
-        _own.update(_codes(_v))
-_OWN_CODES = MappingProxyType(_own)  # read-only
-del _v, _own
+# This module's own code objects, by id (see _codes_of); read-only.
+_OWN_CODES = MappingProxyType(_codes_of(
+    v.__code__ for v in [*list(globals().values()), *vars(misconception).values()]
+    if getattr(v, "__module__", None) == __name__ and hasattr(v, "__code__")))

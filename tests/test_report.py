@@ -32,7 +32,7 @@ import pytest
 
 from autograder import lms, report
 from autograder.sandbox import unavailable
-from autograder.similarity import answers_of, similar_pairs
+from autograder.similarity import answers_of, similar_pairs, stubs_of
 from coursefiles import REPO, read, release_path, solution_answers, with_replacements
 from wrong_answers import wrong_answers
 
@@ -169,7 +169,7 @@ def test_similar_answers_flag_the_copied_pair_and_not_the_one_liners(graded):
     # What keeps the one-liner trio and the five with the same short mistake out is the
     # size threshold: without it they would be flagged too.
     answers = {s: a for s, a in answers_of(graded["workdir"], A).items() if s in rep.scores}
-    loose = {(p.a, p.b) for p in similar_pairs(answers, report._stubs(A), min_tokens=1)}
+    loose = {(p.a, p.b) for p in similar_pairs(answers, stubs_of(A), min_tokens=1)}
     assert {("s24", "s25"), ("s24", "s26"), ("s25", "s26")} <= loose
 
 
