@@ -177,6 +177,37 @@ REPR_IN_MESSAGE = '''class R:
 predicted_dtypes = {e: R() for e in EXPRESSIONS}
 '''
 
+# The timer's test records each call of its fake workload and judges the result against those
+# records: an answer that reaches them (or the methods that read them) could pass any number.
+FORGED_TIMER = '''def _spans(fn):
+    fn.spans[:] = [(k * 1e6, k * 1e6) for k in range(99)]
+
+
+def _returned(fn):
+    fn.returned = 1e9
+
+
+def _bounds(fn):
+    fn.bounds = lambda r: ([0.0] * r, [1e9] * r)
+
+
+def _class_bounds(fn):
+    type(fn).bounds = lambda self, r: ([0.0] * r, [1e9] * r)
+
+
+def median_time(fn, repeats=5, warmup=1):
+    if repeats < 1:
+        raise ValueError("repeats must be at least 1")
+    for _ in range(warmup + repeats):
+        fn()
+    for forge in (_spans, _returned, _bounds, _class_bounds):
+        try:
+            forge(fn)
+        except Exception:
+            pass
+    return 0.03
+'''
+
 HELD_CHECKER = '''import functools
 
 center_rows = functools.partial(tc.check.same_value, expected=0, name="HELD-NAME",
@@ -374,6 +405,8 @@ ATTACKS: dict[str, tuple[str, Build]] = {
                            lambda nb, p: _answer(nb, FAKE_BUILTIN_EXC, 2)),
     "a-repr-in-message": ("a prediction whose __repr__ ends in a forged misconception line",
                           lambda nb, p: _answer(nb, REPR_IN_MESSAGE, 0)),
+    "a-forged-timer": ("a timer that rewrites its fake workload's records, then returns 0.03 s",
+                       lambda nb, p: _answer(nb, FORGED_TIMER, 4)),
 }
 
 
