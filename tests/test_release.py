@@ -150,3 +150,15 @@ def test_test_messages_never_run_a_learners_repr(assignment):
         if is_test(cell):
             bad = re.findall(r"\{[^{}]*!r\}|\{type\([^{}]*\)\.__name__\}", cell.source)
             assert not bad, f"{nbgrader_meta(cell)['grade_id']}: use tc.check.shown(...) in {bad}"
+
+
+@pytest.mark.parametrize("assignment", ALL)
+def test_test_cells_judge_numbers_of_exact_built_in_types(assignment):
+    """`isinstance(t, float)` admits a subclass whose comparisons all answer True (one can
+    inherit them from an allowed library class, torch.fx.Proxy, without defining any special
+    method): a test that then compares `t` itself must first check `type(t) is float`."""
+    nb = read(solution_path(assignment))
+    for cell in nb.cells:
+        if is_test(cell):
+            bad = re.findall(r"isinstance\([^()]*,\s*\(?\s*(?:float|int|complex)\b[^)]*\)", cell.source)
+            assert not bad, f"{nbgrader_meta(cell)['grade_id']}: use type(x) is float (or int) in {bad}"
