@@ -344,8 +344,8 @@ def _tio_make_guard():
         if not isinstance(obj, module_type):
             # Only a module's attributes are checked further: that keeps the guard transparent
             # to torch.compile (Dynamo inlines it without a graph break on tensors and methods).
-            if name == "format" and type(obj) is str:
-                return answer_format(obj)  # its fields read attributes by name, in C
+            if name in ("format", "format_map") and (type(obj) is str or obj is str):
+                return answer_format(obj, name)  # its fields read attributes by name, in C
             return real_getattr(obj, name, *default)
         where = real_getattr(obj, "__name__", "?")
         if not module_allowed(where):
@@ -393,15 +393,29 @@ def _tio_make_guard():
             refuse("type() of a class (its metaclass builds classes with any special methods)")
         return kind
 
-    def answer_format(text):
-        """str.format and format_map, refusing fields that reach private or special names."""
-        def check(*args, **kwargs):
+    def answer_format(owner, name):
+        """str.format and format_map, bound (`s.format`) or not (`str.format(s, ...)`),
+        refusing fields that reach private or special names."""
+        method = real_getattr(owner, name)
+
+        def refuse_fields(text):
+            if type(text) is not str:
+                return  # str.format(non-str) raises TypeError by itself
             for _literal, field, spec, _conv in formatter.parse(text):
                 for part in (field or "", spec or ""):
                     if "." in part or "[" in part:
                         if any(p.strip().startswith("_") for p in part.replace("[", ".").split(".")[1:]):
                             refuse("a format field reaching a private or special name")
-            return real_getattr(text, "format")(*args, **kwargs)
+
+        if owner is str:
+            def unbound(text, *args, **kwargs):
+                refuse_fields(text)
+                return method(text, *args, **kwargs)
+            return unbound
+
+        def check(*args, **kwargs):
+            refuse_fields(owner)
+            return method(*args, **kwargs)
         return check
     import string as _string
     formatter = _string.Formatter()

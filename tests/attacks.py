@@ -292,6 +292,29 @@ def shares_storage(a, b):
 '''
 
 
+# The same field through the unbound method and through format_map: the run-time guard wraps
+# both, not only `s.format`.
+LEAK_FORMAT_UNBOUND = '''class K:
+    pass
+
+
+def shares_storage(a, b):
+    field = "{0." + "_" + "_globals__[_ih]}"
+    K.__name__ = str.format(field, shares_storage)[-250:]
+    return K()
+'''
+
+LEAK_FORMAT_MAP = '''class K:
+    pass
+
+
+def shares_storage(a, b):
+    field = "{f." + "_" + "_globals__[_ih]}"
+    K.__name__ = field.format_map({"f": shares_storage})[-250:]
+    return K()
+'''
+
+
 def _bad_cell_type(nb, _paths):
     out = copy.deepcopy(nb)
     answers = [c for c in out.cells if nbgrader_meta(c).get("solution")]
@@ -424,6 +447,10 @@ ATTACKS: dict[str, tuple[str, Build]] = {
                       lambda nb, p: _answer(nb, LEAK_FORMAT, 1)),
     "a-format-leak-dynamic": ("the same with the format field built at run time",
                               lambda nb, p: _answer(nb, LEAK_FORMAT_DYNAMIC, 1)),
+    "a-format-leak-unbound": ("the same through str.format(field, ...)",
+                              lambda nb, p: _answer(nb, LEAK_FORMAT_UNBOUND, 1)),
+    "a-format-leak-map": ("the same through field.format_map({...})",
+                          lambda nb, p: _answer(nb, LEAK_FORMAT_MAP, 1)),
     "a-indirect-module": ("a library patched and a pickle loader reached through an alias the "
                           "screen cannot follow", lambda nb, p: _cheat(
         nb, "m = [np][0]\nm.allclose = lambda *a, **k: True\nloader = [np.ma][0].load")),
