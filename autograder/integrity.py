@@ -52,6 +52,7 @@ def _tio_make_guard():
     import math, operator, statistics, time
     import numpy, torch, torch.nn.functional, tensorcourse, tensorcourse.check
     import tensorcourse.misconceptions
+    import tensorcourse.fakework  # the timing tests' recording workloads (01, 02)
     # (torch._dynamo is not imported here: it costs as much as torch; when a notebook imports it,
     # it re-wraps torch.manual_seed, which `unchanged` below accepts)
     from IPython import get_ipython
@@ -76,6 +77,10 @@ def _tio_make_guard():
               "tensorcourse.check": tensorcourse.check,
               "tensorcourse.check.misconception": tensorcourse.check.misconception,
               "tensorcourse.misconceptions": tensorcourse.misconceptions,
+              "tensorcourse.fakework": tensorcourse.fakework,
+              **{f"tensorcourse.fakework.{c.__name__}": c for c in (
+                  tensorcourse.fakework._Recorded, tensorcourse.fakework.ScriptedWork,
+                  tensorcourse.fakework.FakeAsyncDevice)},
               "the tests' tensorcourse": private_tc, "the tests' check": private_check,
               "the tests' check.misconception": private_check.misconception}
     spaces.update({f"shell {c.__name__}": c for c in type(shell).__mro__[:-1]})

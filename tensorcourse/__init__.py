@@ -6,6 +6,7 @@ Layout (one concern per module):
 * :mod:`tensorcourse.timing`: :func:`measure`, an honest timer (warm-up, repeats,
   median, CUDA synchronized).
 * :mod:`tensorcourse.check`: feedback helpers for exercise test cells.
+* :mod:`tensorcourse.fakework`: recording fake workloads that timing exercises are graded on.
 
 Notebooks do ``import tensorcourse as tc`` and ``device = tc.setup()``.
 """
