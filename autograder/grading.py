@@ -25,6 +25,7 @@ from pathlib import Path
 
 from .course import NOTEBOOKS, SOLUTIONS, CourseError, base_config, notebook_names
 from .sandbox import Limits
+from .scratch import sweep_abandoned
 from .submissions import collect
 from .terminal import safe
 from .unit import NOT_GRADED, Job, Outcome, TestResult, grade_notebook, not_graded
@@ -333,12 +334,15 @@ def grade(submissions: Path, workdir: Path, assignments: list[str], limits: Limi
         by_pair.setdefault((job.student, job.assignment), []).extend(
             outcome.problems + outcome.tampering)
 
-    if scheduler:  # a Dask cluster grades; this process still records (autograder/cluster.py)
-        from .cluster import run_on_cluster
+    try:
+        if scheduler:  # a Dask cluster grades; this process still records (autograder/cluster.py)
+            from .cluster import run_on_cluster
 
-        run_on_cluster(job_list, scheduler, Progress(len(job_list), progress), record)
-    else:
-        _run_all(job_list, jobs, Progress(len(job_list), progress), record)
+            run_on_cluster(job_list, scheduler, Progress(len(job_list), progress), record)
+        else:
+            _run_all(job_list, jobs, Progress(len(job_list), progress), record)
+    finally:
+        sweep_abandoned()  # what a worker killed mid-notebook left here (autograder/scratch.py)
     problems += warnings_seen + sorted(graded_problems)  # outcomes arrive in any order; reports do not
     tampering.sort()
     results = []

@@ -3,9 +3,10 @@
 Run as a script (isolated mode, no site), so it starts in milliseconds and imports nothing
 from the environment. ``SPEC`` is ``as=BYTES,cpu=SECONDS,fsize=BYTES,nproc=N[,fd=N:PATH]``;
 each limit is set as both soft and hard limit, so the limited process cannot raise it.
-``nproc`` counts tasks (threads too) of the process's real user id. ``fd=N:PATH`` opens
-``PATH`` read-only as descriptor ``N``, inherited by the command (bubblewrap's
-``--seccomp N`` reads the filter from it). Exits 127 with a message when the command cannot start.
+``nproc`` counts tasks (threads too) of the process's real user id. ``fd=N:PATH`` (last, so
+``PATH`` may hold commas) opens ``PATH`` read-only as descriptor ``N``, inherited by the
+command (bubblewrap's ``--seccomp N`` reads the filter from it). Exits 127 with a message when
+the command cannot start.
 """
 
 import os
@@ -20,14 +21,15 @@ def main(argv: list[str]) -> int:
     if len(argv) < 3 or argv[1] != "--":
         sys.stderr.write("usage: rlimit_exec.py SPEC -- COMMAND [ARGS...]\n")
         return 2
-    for item in filter(None, argv[0].split(",")):
+    # fd= comes last and its PATH runs to the end of SPEC: a folder name may hold commas.
+    limits, _, descriptor = argv[0].partition("fd=")
+    if descriptor:
+        number, _, path = descriptor.partition(":")
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        os.dup2(fd, int(number), inheritable=True)
+        os.close(fd)
+    for item in filter(None, limits.split(",")):
         key, _, value = item.partition("=")
-        if key == "fd":
-            number, _, path = value.partition(":")
-            fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
-            os.dup2(fd, int(number), inheritable=True)
-            os.close(fd)
-            continue
         limit = int(value)
         resource.setrlimit(_LIMITS[key], (limit, limit))
     try:

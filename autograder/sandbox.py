@@ -91,17 +91,17 @@ def unavailable() -> str | None:
         return "bubblewrap (`bwrap`) is not installed (Debian/Ubuntu: apt-get install bubblewrap)"
     if grader_is_root() and shutil.which("setpriv") is None:
         return "`setpriv` (util-linux) is missing: graded as root, it drops the sandbox's privileges"
-    from .seccomp import SeccompUnavailable, filter_file
+    from .seccomp import SeccompUnavailable, program
 
     try:
-        filter_file()
+        program()
     except SeccompUnavailable as err:
         return str(err)
     import tempfile
 
     with tempfile.TemporaryDirectory(prefix="tio-probe-") as work:
         socket_dir = prepare_socket_dir(Path(work), Limits())
-        probe = [*limiter_prefix(Limits()), *bwrap_args(socket_dir, Limits(), []),
+        probe = [*limiter_prefix(Limits(), Path(work)), *bwrap_args(socket_dir, Limits(), []),
                  sys.executable, "-c", "import ipykernel, importlib.util as u; "
                  "assert u.find_spec('tensorcourse'), 'tensorcourse is not visible'; "
                  "open(u.find_spec('tensorcourse').origin).close()"]
@@ -246,8 +246,11 @@ def _user_task_count() -> int:
     return count
 
 
-def limiter_prefix(limits: Limits, *, sandboxed: bool = True) -> list[str]:
+def limiter_prefix(limits: Limits, work: Path, *, sandboxed: bool = True) -> list[str]:
     """``python rlimit_exec.py SPEC --``: sets the limits (and the seccomp fd), then execs the rest.
+
+    The seccomp filter is written into ``work`` (the grader's private folder for this kernel),
+    so it is removed with it.
 
     Graded by root, the sandbox's uid is fresh, so its task limit is the whole budget; graded by
     a user, every sandbox shares that user's count, so the limit is added to what runs now.
@@ -259,9 +262,9 @@ def limiter_prefix(limits: Limits, *, sandboxed: bool = True) -> list[str]:
     elif not grader_is_root():
         spec.append(f"nproc={_user_task_count() + limits.processes}")
     if sandboxed:
-        from .seccomp import filter_file
+        from .seccomp import write_filter
 
-        spec.append(f"fd={SECCOMP_FD}:{filter_file()}")
+        spec.append(f"fd={SECCOMP_FD}:{write_filter(work)}")
     return [sys.executable, "-I", "-S", str(LIMITER), ",".join(spec), "--"]
 
 
@@ -369,7 +372,7 @@ def kernel_manager(work: Path, limits: Limits, *, sandboxed: bool,
     # Interrupt with a control message: ipykernel then signals itself. A SIGINT to the process
     # group would reach bwrap's own processes too and end the whole sandbox, not the cell.
     km.kernel_spec.interrupt_mode = "message"
-    prefix = limiter_prefix(limits, sandboxed=sandboxed)
+    prefix = limiter_prefix(limits, work, sandboxed=sandboxed)
     if sandboxed:
         km.wrapper = [*prefix, *bwrap_args(socket_dir, limits, hidden, uid)]
     else:

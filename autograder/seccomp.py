@@ -1,7 +1,9 @@
 """The sandbox's seccomp filter: system calls a notebook kernel never needs, refused.
 
-Contract: :func:`filter_file` writes a BPF program (for bubblewrap's ``--seccomp FD``) to a
-file and returns its path, or raises :class:`SeccompUnavailable` saying what to install.
+Contract: :func:`write_filter` writes the BPF program (for bubblewrap's ``--seccomp FD``) into
+a folder the caller owns and removes (each kernel's private work folder, so the file lives and
+dies with the grading it serves, even in a worker process that exits without ``atexit``) and
+returns its path, or raises :class:`SeccompUnavailable` saying what to install.
 It is built with libseccomp (Debian's ``libseccomp2``, loaded through ``ctypes``), which knows
 every architecture's system call numbers and kills a call made through another ABI (a 32-bit
 ``int 0x80`` on x86-64) instead of letting it slip past the numbers of the native one.
@@ -97,8 +99,8 @@ def _masked(arg: int, bit: int) -> _ArgCmp:
     return _ArgCmp(arg, SCMP_CMP_MASKED_EQ, bit, bit)
 
 
-def build(path: Path) -> None:
-    """Write the filter's BPF program to ``path``."""
+def _export(fd: int) -> None:
+    """Write the filter's BPF program to the open descriptor ``fd``."""
     lib = _library()
     ctx = lib.seccomp_init(SCMP_ACT_ALLOW)
     if not ctx:
@@ -113,8 +115,7 @@ def build(path: Path) -> None:
         for name, arg in MODE_ARGS:
             for bit in SUID_BITS:
                 _rule(lib, ctx, deny, name, _masked(arg, bit))
-        with open(path, "wb") as fh:
-            rc = lib.seccomp_export_bpf(ctx, fh.fileno())
+        rc = lib.seccomp_export_bpf(ctx, fd)
         if rc < 0:
             raise SeccompUnavailable(f"libseccomp could not export the filter ({os.strerror(-rc)})")
     finally:
@@ -122,13 +123,18 @@ def build(path: Path) -> None:
 
 
 @functools.lru_cache(maxsize=1)
-def filter_file() -> Path:
-    """The filter, built once per grader process into a private file (read by every sandbox)."""
-    import atexit
-    import shutil
+def program() -> bytes:
+    """The filter's BPF program, built once per process (libseccomp exports to a descriptor)."""
+    with tempfile.TemporaryFile() as fh:  # unlinked at once: nothing of it stays on disk
+        _export(fh.fileno())
+        fh.seek(0)
+        return fh.read()
 
-    folder = Path(tempfile.mkdtemp(prefix="tio-seccomp-"))
-    atexit.register(shutil.rmtree, folder, True)
-    path = folder / "filter.bpf"
-    build(path)
+
+def write_filter(folder: Path) -> Path:
+    """``folder/seccomp.bpf``: the program, readable by its owner only; returns its path."""
+    path = folder / "seccomp.bpf"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o400)
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(program())
     return path

@@ -19,7 +19,6 @@ import json
 import os
 import re
 import signal
-import tempfile
 import threading
 import time
 from dataclasses import asdict, dataclass, field
@@ -36,7 +35,7 @@ from .execute import SurvivingExecute
 from .integrity import ROLE, Verdict, bound_names, instrument, verdicts
 from .rewrite import rewrite
 from .sandbox import MIB, Limits, kernel_manager
-from .scratch import measure, remove
+from .scratch import measure, private_folder
 from .screen import screen
 from .values import decide, records
 
@@ -300,40 +299,39 @@ def _execute(nb: NotebookNode, job: Job, timings: dict[str, float] | None = None
 
     Raises :class:`GraderFailure` when the kernel never started (no learner code ran).
     """
-    work = Path(tempfile.mkdtemp(prefix="tio-"))
     timings = {} if timings is None else timings
-    km = None
-    try:
-        km = kernel_manager(work, job.limits, sandboxed=job.sandboxed,
-                            hidden=[Path(h) for h in job.hidden])
-        # No message over this size is read from the kernel (ZMQ drops it and reconnects):
-        # an 80 MB error message costs the learner that cell, never the grader its memory.
-        km.context.setsockopt(zmq.MAXMSGSIZE, MAX_MESSAGE_BYTES)
-        ep = _LimitedExecute(timeout=job.limits.cell_timeout, interrupt_on_timeout=True,
-                             allow_errors=True, kernel_name="python3", startup_timeout=120,
-                             # A loaded machine can deliver a cell's last output seconds after
-                             # its reply: wait for it (the pass tokens are in it), never drop it.
-                             iopub_timeout=120, raise_on_iopub_timeout=True,
-                             extra_arguments=["--HistoryManager.hist_file=:memory:"])
-        ep.output_limit = job.limits.output_bytes
-        ep.timings = timings
-        ep.timeout_func = ep._timeout_for
-        with _Watchdog(km, job.limits, work / "sock") as dog:
-            try:
-                ep.preprocess(nb, {"metadata": {"path": str(work / "sock")}}, km=km)
-            except Exception as err:  # noqa: BLE001 - keep what ran; the rest scores 0
-                if not ep.ready and not dog.reason:
-                    log = _log_tail(work / "kernel.log")
-                    raise GraderFailure(f"the kernel did not start ({type(err).__name__}: "
-                                        f"{_first_line(err)}){log}") from None
-                if not dog.reason:
-                    dog.reason = (f"grading stopped early ({type(err).__name__}: "
-                                  f"{_first_line(err)})")
-        return nb, dog.reason
-    finally:
-        if km is not None:
-            km.reap()
-        remove(work)
+    with private_folder() as work:
+        km = None
+        try:
+            km = kernel_manager(work, job.limits, sandboxed=job.sandboxed,
+                                hidden=[Path(h) for h in job.hidden])
+            # No message over this size is read from the kernel (ZMQ drops it and reconnects):
+            # an 80 MB error message costs the learner that cell, never the grader its memory.
+            km.context.setsockopt(zmq.MAXMSGSIZE, MAX_MESSAGE_BYTES)
+            ep = _LimitedExecute(timeout=job.limits.cell_timeout, interrupt_on_timeout=True,
+                                 allow_errors=True, kernel_name="python3", startup_timeout=120,
+                                 # A loaded machine can deliver a cell's last output seconds after
+                                 # its reply: wait for it (the pass tokens are in it), never drop it.
+                                 iopub_timeout=120, raise_on_iopub_timeout=True,
+                                 extra_arguments=["--HistoryManager.hist_file=:memory:"])
+            ep.output_limit = job.limits.output_bytes
+            ep.timings = timings
+            ep.timeout_func = ep._timeout_for
+            with _Watchdog(km, job.limits, work / "sock") as dog:
+                try:
+                    ep.preprocess(nb, {"metadata": {"path": str(work / "sock")}}, km=km)
+                except Exception as err:  # noqa: BLE001 - keep what ran; the rest scores 0
+                    if not ep.ready and not dog.reason:
+                        log = _log_tail(work / "kernel.log")
+                        raise GraderFailure(f"the kernel did not start ({type(err).__name__}: "
+                                            f"{_first_line(err)}){log}") from None
+                    if not dog.reason:
+                        dog.reason = (f"grading stopped early ({type(err).__name__}: "
+                                      f"{_first_line(err)})")
+            return nb, dog.reason
+        finally:
+            if km is not None:
+                km.reap()
 
 
 def _first_line(err: BaseException) -> str:

@@ -184,6 +184,8 @@ def test_nothing_outside_the_sandbox_changed(attacked):
     assert attacked["after"] == attacked["before"]
     assert not Path("/tmp/tio-pwned").exists()
     assert not _kernels_alive(attacked["tmp"])
+    # Nothing of the grading outlives it: kernel folders, sockets, the seccomp filter.
+    assert sorted(p.name for p in attacked["tmp"].iterdir()) == []
 
 
 def test_unparsable_json_is_the_students_broken_file_not_a_grader_failure(attacked):

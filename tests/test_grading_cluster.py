@@ -139,7 +139,9 @@ def test_grading_on_a_dask_cluster_survives_a_killed_worker(tmp_path):
     students = _class(subs)
     log = tmp_path / "started.log"
     log.touch()
-    env = {**os.environ, "TIO_CLUSTER_TEST_LOG": str(log),
+    own_tmp = tmp_path / "tmp"   # every process's temp folder: what outlives grading shows here
+    own_tmp.mkdir()
+    env = {**os.environ, "TIO_CLUSTER_TEST_LOG": str(log), "TMPDIR": str(own_tmp),
            "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}",
            # One death is forgiven (the worker this test kills); the second is the job's fault.
            "DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES": "1"}
@@ -196,6 +198,9 @@ def test_grading_on_a_dask_cluster_survives_a_killed_worker(tmp_path):
         stdout, _ = run.communicate(timeout=1200)
         err = (tmp_path / "grade.err").read_text()
         assert run.returncode == 3, f"{stdout}\n{err}"   # zz-killer: not graded
+        # The killed workers' kernel folders were swept (autograder/scratch.py), nothing else.
+        left = [p.name for p in own_tmp.iterdir() if p.name.startswith("tio-")]
+        assert not left, f"kernel folders outlived their grading: {left}"
 
         # The killed worker's notebook was started again on another worker; the killer's, twice.
         starts = [ln.split() for ln in log.read_text().splitlines()]

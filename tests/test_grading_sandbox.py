@@ -170,18 +170,18 @@ def _private_tmp(tmp_path, monkeypatch) -> dict[str, int]:
     """Sandboxes' folders go to ``tmp_path``; returns the host owner of what they wrote."""
     import tempfile
 
-    from autograder import unit
+    from autograder import scratch
 
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     owners: dict[str, int] = {}
-    real = unit.remove
+    real = scratch.remove
 
     def remove(folder):
         probe = Path(folder) / "sock" / "owner-probe"
         if probe.exists():
             owners["owner-probe"] = probe.stat().st_uid
         real(folder)
-    monkeypatch.setattr(unit, "remove", remove)
+    monkeypatch.setattr(scratch, "remove", remove)
     return owners
 
 
