@@ -97,18 +97,20 @@ def unavailable() -> str | None:
         program()
     except SeccompUnavailable as err:
         return str(err)
-    import tempfile
+    from .scratch import UnsafeTempDir, private_folder
 
-    with tempfile.TemporaryDirectory(prefix="tio-probe-") as work:
-        socket_dir = prepare_socket_dir(Path(work), Limits())
-        probe = [*limiter_prefix(Limits(), Path(work)), *bwrap_args(socket_dir, Limits(), []),
-                 sys.executable, "-c", "import ipykernel, importlib.util as u; "
-                 "assert u.find_spec('tensorcourse'), 'tensorcourse is not visible'; "
-                 "open(u.find_spec('tensorcourse').origin).close()"]
-        try:
+    try:
+        with private_folder() as work:
+            socket_dir = prepare_socket_dir(work, Limits())
+            probe = [*limiter_prefix(Limits(), work), *bwrap_args(socket_dir, Limits(), []),
+                     sys.executable, "-c", "import ipykernel, importlib.util as u; "
+                     "assert u.find_spec('tensorcourse'), 'tensorcourse is not visible'; "
+                     "open(u.find_spec('tensorcourse').origin).close()"]
             run = subprocess.run(probe, capture_output=True, text=True, timeout=120)
-        except (OSError, subprocess.TimeoutExpired) as err:
-            return f"bubblewrap failed to start: {err}"
+    except UnsafeTempDir as err:
+        return str(err)
+    except (OSError, subprocess.TimeoutExpired) as err:
+        return f"bubblewrap failed to start: {err}"
     if run.returncode != 0:
         detail = run.stderr.strip()[-300:]
         if "Permission denied" in detail or "PermissionError" in detail:

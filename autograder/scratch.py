@@ -9,13 +9,14 @@ Contract:
 * :func:`remove` deletes a folder whatever it holds (any depth, any permissions the sandbox
   set on its own files), never following a link out of it. It raises :class:`OSError` if the
   folder is still there afterwards, so a caller cannot believe it gone when it is not.
-* :func:`private_folder` gives one kernel its folder under the temp directory, holds an
+* :func:`private_folder` gives one kernel its folder, inside this user's private
+  :func:`kernel_parent` (so no other local user can plant, block or list names there), holds an
   ``flock`` on it while in use and removes it afterwards. A grader killed outright (SIGKILL,
   the OOM killer) cannot clean up, but its kernel dies with it (bubblewrap's
-  ``--die-with-parent``) and the kernel's lock goes with the process: :func:`sweep_abandoned`,
-  run before every kernel and at the end of every ``grade``, removes each folder of ours that
-  nobody holds. A folder gets its name only once its lock is held (made under another name,
-  locked, renamed), so a sweep never takes one that is being set up.
+  ``--die-with-parent``) and the lock goes with the process: :func:`sweep_abandoned`, run before
+  every kernel and at the end of every ``grade``, removes each folder there that nobody holds.
+  The names say the state (see :func:`private_folder`), so a sweep never takes a folder that
+  is being set up or used, and always finds one whose removal was cut short.
 """
 
 from __future__ import annotations
@@ -25,14 +26,22 @@ import os
 import stat
 import subprocess
 import tempfile
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-PREFIX = "tio-kernel-"
-CLAIMING = "tio-claim-"
+PARENT = "tio-grader-"   # + uid: the one folder in the temp directory, see kernel_parent
+# Inside it (private, so short names): the kernel's sockets are PARENT/k-XXXXXXXX/sock/kernel-N,
+# and a socket's path has at most 107 bytes.
+PREFIX = "k-"            # a kernel's folder, in use while its lock is held
+CLAIMING = "new-"        # being set up (no lock yet)
+TRASH = "rm-"            # being removed
 LOCK = "in-use.lock"
+CLAIM_STALE = 3600       # seconds: a claim is named within milliseconds, unless its owner died
+SOCKET_TAIL = len("/k-XXXXXXXX/sock/kernel-N")
+MAX_SOCKET_PATH = 107
 
 
 @dataclass
@@ -87,8 +96,13 @@ def measure(folder: Path, *, max_bytes: int, max_entries: int, max_depth: int = 
 
 
 def remove(folder: Path) -> None:
-    """Delete ``folder`` and everything in it (see module doc)."""
-    if not os.path.lexists(folder):
+    """Delete ``folder`` and everything in it (see module doc); a link is unlinked, never followed."""
+    try:
+        info = os.lstat(folder)
+    except FileNotFoundError:
+        return
+    if not stat.S_ISDIR(info.st_mode):
+        os.unlink(folder)  # `chmod -R` would follow a link given as its argument
         return
     # First make every folder writable and searchable again (the sandbox may have set 000):
     # `chmod -R` walks without following links; then `rm -rf`, which handles any depth.
@@ -99,60 +113,113 @@ def remove(folder: Path) -> None:
         raise OSError(f"could not remove the sandbox's folder {folder}")
 
 
+class UnsafeTempDir(OSError):
+    """The temp directory's folder for kernel folders is not a private folder of this user."""
+
+
+def kernel_parent() -> Path:
+    """``$TMPDIR/tio-grader-UID`` (mode 0700): this user's kernel folders, where no one else
+    can create, plant or list a name. Raises :class:`UnsafeTempDir` saying what to do."""
+    parent = Path(tempfile.gettempdir()) / f"{PARENT}{os.getuid()}"
+    if len(os.fsencode(parent)) + SOCKET_TAIL > MAX_SOCKET_PATH:
+        raise UnsafeTempDir(f"the temp folder {tempfile.gettempdir()} has too long a path for "
+                            f"the kernels' sockets (at most {MAX_SOCKET_PATH - SOCKET_TAIL} "
+                            f"bytes with {PARENT}UID): point TMPDIR at a shorter one, e.g. /tmp")
+    try:
+        os.mkdir(parent, 0o700)
+    except FileExistsError:
+        pass
+    info = os.lstat(parent)
+    if (not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid()
+            or info.st_mode & 0o077):
+        what = ("a link" if stat.S_ISLNK(info.st_mode) else "not a folder"
+                if not stat.S_ISDIR(info.st_mode) else
+                f"owner uid {info.st_uid}, mode {stat.S_IMODE(info.st_mode):o}")
+        raise UnsafeTempDir(f"{parent} must be a folder of uid {os.getuid()} with mode 700 "
+                            f"({what}); remove it, or point TMPDIR at a folder of your own")
+    return parent
+
+
 @contextmanager
 def private_folder() -> Iterator[Path]:
-    """A new folder (mode 0700) for one kernel, locked while the block runs, removed after."""
-    sweep_abandoned()
-    claim = Path(tempfile.mkdtemp(prefix=CLAIMING))
-    lock = os.open(claim / LOCK, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-    work = claim
+    """A new folder (mode 0700) for one kernel, locked while the block runs, removed after.
+
+    Made as ``new-X``, named ``k-X`` once its lock is held, renamed ``rm-X`` (still locked)
+    before it is removed: a ``k-`` folder without a lock file, or whose lock no process holds,
+    is abandoned.
+    """
+    parent = kernel_parent()
+    sweep_abandoned(parent)
+    work = Path(tempfile.mkdtemp(prefix=CLAIMING, dir=parent))
+    suffix = work.name[len(CLAIMING):]
+    lock = os.open(work / LOCK, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
     try:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        named = claim.with_name(PREFIX + claim.name[len(CLAIMING):])
-        os.rename(claim, named)  # fails if a folder of that name holds anything (a lock file)
-        work = named
+        os.rename(work, parent / f"{PREFIX}{suffix}")
+        work = parent / f"{PREFIX}{suffix}"
         yield work
     finally:
         try:
-            remove(work)
+            if work.name.startswith(PREFIX):
+                os.rename(work, parent / f"{TRASH}{suffix}")
+                work = parent / f"{TRASH}{suffix}"
         finally:
-            os.close(lock)
+            try:
+                remove(work)
+            finally:
+                os.close(lock)
 
 
 def sweep_abandoned(parent: Path | None = None) -> list[Path]:
-    """Remove this user's kernel folders under ``parent`` (the temp directory) that nobody holds.
+    """Remove what killed graders left in ``parent`` (:func:`kernel_parent`); return it.
 
-    Only folders named like ours, owned by this uid, not links, with a lock file no live
-    process holds. Returns what was removed.
+    ``rm-`` folders (their owner was removing them), ``k-`` folders whose lock file is gone
+    (removal cut short) or held by no process, ``new-`` folders older than ``CLAIM_STALE``
+    seconds (their owner died before naming them). Errors are skipped: the
+    next sweep tries again.
     """
-    parent = Path(tempfile.gettempdir()) if parent is None else parent
     removed: list[Path] = []
     try:
-        names = [n for n in os.listdir(parent) if n.startswith(PREFIX)]
+        parent = kernel_parent() if parent is None else parent
+        names = os.listdir(parent)
     except OSError:
-        return removed
+        return removed  # an unsafe parent is refused (and said) where a kernel needs it
     for name in names:
         folder = parent / name
         try:
-            info = os.lstat(folder)
+            if name.startswith(TRASH):
+                abandoned = True
+            elif name.startswith(PREFIX):
+                abandoned = _unheld(folder)
+            elif name.startswith(CLAIMING):
+                abandoned = time.time() - os.lstat(folder).st_mtime > CLAIM_STALE
+            else:
+                continue
+            if abandoned:
+                remove(folder)
+                removed.append(folder)
         except OSError:
             continue
-        if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
-            continue
+    return removed
+
+
+def _unheld(folder: Path) -> bool:
+    """No live process holds ``folder``'s lock (or its lock file is already gone)."""
+    top = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    try:
         try:
-            lock = os.open(folder / LOCK, os.O_RDONLY | os.O_NOFOLLOW)
-        except OSError:
-            continue  # no lock file: not a folder this code made
+            lock = os.open(LOCK, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=top)
+        except FileNotFoundError:
+            return True
         try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            os.close(lock)
-            continue  # a grader is using it
-        try:
-            remove(folder)
-            removed.append(folder)
-        except OSError:
-            pass  # tried again by the next kernel
+            if not stat.S_ISREG(os.fstat(lock).st_mode):
+                return False  # not a lock this code made: leave it
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return False  # a grader is using it
+            return True
         finally:
             os.close(lock)
-    return removed
+    finally:
+        os.close(top)

@@ -1,8 +1,8 @@
 """A kernel's private folder: held while in use, removed after, swept when its grader was killed.
 
-Fast (no kernel, no sandbox): the contract of ``autograder.scratch.private_folder`` and
-``sweep_abandoned``, the seccomp filter's file living in that folder, and the limiter reading a
-descriptor path that holds commas.
+Fast (no kernel, no sandbox): the contract of ``autograder.scratch.private_folder``,
+``kernel_parent`` and ``sweep_abandoned``, the seccomp filter's file living in that folder, and
+the limiter reading a descriptor path that holds commas.
 """
 
 from __future__ import annotations
@@ -13,33 +13,54 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
 
-from autograder.scratch import CLAIMING, LOCK, PREFIX, private_folder, sweep_abandoned
+from autograder.scratch import (
+    CLAIM_STALE,
+    CLAIMING,
+    LOCK,
+    PARENT,
+    PREFIX,
+    TRASH,
+    UnsafeTempDir,
+    kernel_parent,
+    private_folder,
+    sweep_abandoned,
+)
 from coursefiles import REPO
 
 
 @pytest.fixture
-def tmpdir_here(tmp_path, monkeypatch) -> Path:
+def parent(tmp_path, monkeypatch) -> Path:
+    """This test's kernel parent (``TMPDIR`` is ``tmp_path``), checked empty at the end."""
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
-    return tmp_path
+    folder = kernel_parent()
+    assert folder == tmp_path / f"{PARENT}{os.getuid()}"
+    return folder
 
 
-def _abandoned(parent: Path, suffix: str) -> Path:
-    """A folder as a killed grader leaves it: lock file unheld, contents the sandbox locked."""
-    folder = parent / f"{PREFIX}{suffix}"
+def _left(parent: Path) -> list[str]:
+    return sorted(p.name for p in parent.iterdir())
+
+
+def _abandoned(parent: Path, name: str, *, lock: bool = True) -> Path:
+    """A folder as a killed grader leaves it: contents the sandbox locked, lock file unheld."""
+    folder = parent / name
     (folder / "sock" / "deep").mkdir(parents=True)
-    (folder / LOCK).touch()
+    if lock:
+        (folder / LOCK).touch()
     (folder / "sock" / "deep" / "kernel.json").write_text("{}")
     os.chmod(folder / "sock" / "deep", 0)
     return folder
 
 
-def test_private_folder_is_named_only_while_locked_and_removed_after(tmpdir_here):
+def test_private_folder_is_named_only_while_locked_and_removed_after(parent):
+    assert oct(parent.stat().st_mode & 0o777) == "0o700"
     with private_folder() as work:
-        assert work.parent == tmpdir_here and work.name.startswith(PREFIX)
+        assert work.parent == parent and work.name.startswith(PREFIX)
         assert (work / LOCK).exists() and oct(work.stat().st_mode & 0o777) == "0o700"
         probe = os.open(work / LOCK, os.O_RDONLY)
         try:
@@ -50,50 +71,75 @@ def test_private_folder_is_named_only_while_locked_and_removed_after(tmpdir_here
         assert sweep_abandoned() == [] and work.exists()
         (work / "sock").mkdir()
         (work / "sock" / "f").write_text("x")
-    assert list(tmpdir_here.iterdir()) == []
+    assert _left(parent) == []
 
 
-def test_private_folder_is_removed_when_the_block_raises(tmpdir_here):
+def test_private_folder_is_removed_when_the_block_raises(parent):
     with pytest.raises(RuntimeError), private_folder() as work:
         (work / "x").write_text("x")
         raise RuntimeError("grading failed")
-    assert list(tmpdir_here.iterdir()) == []
+    assert _left(parent) == []
 
 
-def test_a_folder_left_by_a_killed_grader_is_swept_and_nothing_else(tmpdir_here):
+def test_a_folder_left_by_a_killed_grader_is_swept_and_nothing_else(parent):
     # A real grader process, killed outright inside its folder: no finally, no atexit runs.
     child = subprocess.run(
         [sys.executable, "-c",
-         "import os, signal, tempfile; tempfile.tempdir = os.environ['PARENT']\n"
+         "import os, signal, tempfile; tempfile.tempdir = os.environ['TMP_HERE']\n"
          "from autograder.scratch import private_folder\n"
          "with private_folder() as work:\n"
          "    (work / 'sock').mkdir(); (work / 'sock' / 'kernel.json').write_text('{}')\n"
          "    os.kill(os.getpid(), signal.SIGKILL)\n"],
-        cwd=REPO, env={**os.environ, "PARENT": str(tmpdir_here)}, capture_output=True)
+        cwd=REPO, env={**os.environ, "TMP_HERE": str(parent.parent)}, capture_output=True)
     assert child.returncode == -signal.SIGKILL, child.stderr
-    (left,) = tmpdir_here.iterdir()
-    also = _abandoned(tmpdir_here, "older")
-    # Not ours to sweep: no lock file, another name (a folder still being set up), a link.
-    kept = [tmpdir_here / f"{PREFIX}no-lock", tmpdir_here / f"{CLAIMING}x", tmpdir_here / "target"]
-    for folder in kept:
-        folder.mkdir()
-    (tmpdir_here / f"{CLAIMING}x" / LOCK).touch()
-    (tmpdir_here / f"{PREFIX}link").symlink_to(tmpdir_here / "target")
-    (tmpdir_here / "target" / LOCK).touch()
+    (killed,) = parent.iterdir()
+    assert killed.name.startswith(PREFIX)
+    swept = [killed,
+             _abandoned(parent, f"{PREFIX}cut-short", lock=False),  # removal began, was killed
+             _abandoned(parent, f"{TRASH}x", lock=False),           # being removed when killed
+             _abandoned(parent, f"{CLAIMING}old")]                   # killed while being set up
+    old = time.time() - CLAIM_STALE - 10
+    os.utime(parent / f"{CLAIMING}old", (old, old))
+    kept = [_abandoned(parent, f"{CLAIMING}new"),    # being set up right now
+            _abandoned(parent, "something-else")]
+    os.mkfifo(_abandoned(parent, f"{PREFIX}fifo", lock=False) / LOCK)  # not a lock: no hang
+    (parent / f"{PREFIX}link").symlink_to(parent / "something-else")
+    kept += [parent / f"{PREFIX}fifo", parent / f"{PREFIX}link"]
 
-    assert sorted(sweep_abandoned()) == sorted([left, also])
-    assert sorted(p.name for p in tmpdir_here.iterdir()) == sorted(
-        [f"{PREFIX}no-lock", f"{CLAIMING}x", "target", f"{PREFIX}link"])
-    assert (tmpdir_here / "target" / LOCK).exists()   # never followed a link
+    assert sorted(sweep_abandoned()) == sorted(swept)
+    assert _left(parent) == sorted(p.name for p in kept)
+    assert (parent / "something-else" / LOCK).exists()   # never followed the link
 
 
-def test_sweep_runs_before_every_kernel_folder(tmpdir_here):
-    left = _abandoned(tmpdir_here, "killed")
+def test_sweep_runs_before_every_kernel_folder(parent):
+    left = _abandoned(parent, f"{PREFIX}killed")
     with private_folder():
         assert not left.exists()
 
 
-def test_seccomp_filter_lives_in_the_kernel_folder(tmpdir_here):
+@pytest.mark.parametrize("case", ["open to others", "a link", "a file", "too long a path"])
+def test_an_unsafe_kernel_parent_is_refused_with_what_to_do(tmp_path, monkeypatch, case):
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    path = tmp_path / f"{PARENT}{os.getuid()}"
+    if case == "open to others":   # (as another user's folder would be: planted to read ours)
+        path.mkdir()
+        os.chmod(path, 0o777)
+    elif case == "a link":
+        (tmp_path / "elsewhere").mkdir(mode=0o700)
+        path.symlink_to(tmp_path / "elsewhere")
+    elif case == "a file":
+        path.write_text("")
+    else:   # the kernel's sockets would not fit a socket address (ZMQ: "File name too long")
+        deep = tmp_path / ("d" * 60)
+        deep.mkdir()
+        monkeypatch.setattr(tempfile, "tempdir", str(deep))
+    with pytest.raises(UnsafeTempDir, match="point TMPDIR at a"):
+        with private_folder():
+            pass
+    assert sweep_abandoned() == []   # never raises: the grade's last sweep must not mask errors
+
+
+def test_seccomp_filter_lives_in_the_kernel_folder(parent):
     from autograder.seccomp import SeccompUnavailable, program, write_filter
 
     try:
@@ -107,7 +153,7 @@ def test_seccomp_filter_lives_in_the_kernel_folder(tmpdir_here):
         assert oct(path.stat().st_mode & 0o777) == "0o400"
         with pytest.raises(FileExistsError):   # never written over (or through a link)
             write_filter(work)
-    assert list(tmpdir_here.iterdir()) == []
+    assert _left(parent) == []
 
 
 def test_limiter_opens_a_descriptor_whose_path_holds_commas(tmp_path):
@@ -120,4 +166,3 @@ def test_limiter_opens_a_descriptor_whose_path_holds_commas(tmp_path):
                           "sh", "-c", "cat <&9; ulimit -f"], capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
     assert run.stdout.split() == ["the", "filter", str(2**20 // 512)], run.stdout
-
