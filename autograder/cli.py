@@ -180,12 +180,17 @@ def _run(args: argparse.Namespace) -> int:
 def _grade(args: argparse.Namespace) -> int:
     from .grading import default_jobs, grade
     from .sandbox import container_hint, unavailable
+    from .scratch import UnsafeTempDir, kernel_parent
 
     if args.timeout < 1 or args.notebook_timeout < 1:
         raise CourseError("--timeout and --notebook-timeout must be at least 1 second.")
     jobs = default_jobs() if args.jobs is None else args.jobs
     if jobs < 1:
         raise CourseError("--jobs must be at least 1.")
+    try:
+        kernel_parent()   # the kernels' folders: a temp folder others control is refused first
+    except UnsafeTempDir as err:
+        raise CourseError(f"cannot grade here: {err}.") from None
     if args.no_sandbox:
         print(UNSANDBOXED_WARNING, file=sys.stderr)
     else:

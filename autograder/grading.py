@@ -118,7 +118,7 @@ def _die_with_parent() -> None:
 def _grader_failed(job: Job, err: BaseException) -> Outcome:
     """The outcome of a job the grader itself failed on: not graded, never a score."""
     return not_graded(job.student, job.assignment, job.notebook,
-                      f"grader error: {type(err).__name__}: {str(err)[:200]}")
+                      f"grader error: {type(err).__name__}: {str(err)[:400]}")
 
 
 def _run_all(jobs: list[Job], workers: int, progress: Progress,

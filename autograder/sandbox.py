@@ -106,11 +106,15 @@ def unavailable() -> str | None:
                      sys.executable, "-c", "import ipykernel, importlib.util as u; "
                      "assert u.find_spec('tensorcourse'), 'tensorcourse is not visible'; "
                      "open(u.find_spec('tensorcourse').origin).close()"]
-            run = subprocess.run(probe, capture_output=True, text=True, timeout=120)
+            try:
+                run = subprocess.run(probe, capture_output=True, text=True, timeout=120)
+            except (OSError, subprocess.TimeoutExpired) as err:
+                return f"bubblewrap failed to start: {err}"
     except UnsafeTempDir as err:
         return str(err)
-    except (OSError, subprocess.TimeoutExpired) as err:
-        return f"bubblewrap failed to start: {err}"
+    except OSError as err:
+        return (f"the grader cannot make or remove its private folder in the temp folder "
+                f"({err}): point TMPDIR at a writable folder of your own")
     if run.returncode != 0:
         detail = run.stderr.strip()[-300:]
         if "Permission denied" in detail or "PermissionError" in detail:

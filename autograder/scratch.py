@@ -119,25 +119,49 @@ class UnsafeTempDir(OSError):
 
 def kernel_parent() -> Path:
     """``$TMPDIR/tio-grader-UID`` (mode 0700): this user's kernel folders, where no one else
-    can create, plant or list a name. Raises :class:`UnsafeTempDir` saying what to do."""
-    parent = Path(tempfile.gettempdir()) / f"{PARENT}{os.getuid()}"
+    can create, plant, list or rename a name. Raises :class:`UnsafeTempDir` saying what to do."""
+    top = Path(tempfile.gettempdir())
+    parent = top / f"{PARENT}{os.getuid()}"
     if len(os.fsencode(parent)) + SOCKET_TAIL > MAX_SOCKET_PATH:
-        raise UnsafeTempDir(f"the temp folder {tempfile.gettempdir()} has too long a path for "
-                            f"the kernels' sockets (at most {MAX_SOCKET_PATH - SOCKET_TAIL} "
-                            f"bytes with {PARENT}UID): point TMPDIR at a shorter one, e.g. /tmp")
+        raise UnsafeTempDir(f"the temp folder {top} has too long a path for the kernels' "
+                            f"sockets (at most {MAX_SOCKET_PATH - SOCKET_TAIL} bytes with "
+                            f"{PARENT}UID): point TMPDIR at a shorter one, e.g. /tmp")
+    _check_ancestors(top)
     try:
         os.mkdir(parent, 0o700)
     except FileExistsError:
         pass
     info = os.lstat(parent)
-    if (not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid()
-            or info.st_mode & 0o077):
+    if stat.S_ISDIR(info.st_mode) and info.st_uid != os.getuid():
+        raise UnsafeTempDir(f"{parent} was made by another user (uid {info.st_uid}): ask an "
+                            "administrator to remove it, or point TMPDIR at a folder of your "
+                            "own (e.g. mkdir -m 700 ~/tmp; export TMPDIR=~/tmp)")
+    if not stat.S_ISDIR(info.st_mode) or info.st_mode & 0o077:
         what = ("a link" if stat.S_ISLNK(info.st_mode) else "not a folder"
-                if not stat.S_ISDIR(info.st_mode) else
-                f"owner uid {info.st_uid}, mode {stat.S_IMODE(info.st_mode):o}")
-        raise UnsafeTempDir(f"{parent} must be a folder of uid {os.getuid()} with mode 700 "
-                            f"({what}); remove it, or point TMPDIR at a folder of your own")
+                if not stat.S_ISDIR(info.st_mode) else f"mode {stat.S_IMODE(info.st_mode):o}")
+        raise UnsafeTempDir(f"{parent} must be a folder with mode 700 ({what}): remove it, "
+                            "or point TMPDIR at a folder of your own")
     return parent
+
+
+def _check_ancestors(folder: Path) -> None:
+    """Each folder from ``/`` to ``folder`` must be root's or ours, and writable by others only
+    with the sticky bit: anyone else who may rename an entry there could swap our folder for
+    theirs between a check and its use (the same rule as OpenSSH's for its key files)."""
+    for path in [folder, *folder.parents]:
+        try:
+            info = os.stat(path)
+        except OSError as err:
+            raise UnsafeTempDir(f"the temp folder {folder} cannot be used ({err}): point TMPDIR "
+                                "at a folder of your own") from None
+        if info.st_uid not in (0, os.getuid()):
+            raise UnsafeTempDir(f"the temp folder {folder} is inside {path}, which belongs to "
+                                f"another user (uid {info.st_uid}), who could swap the grader's "
+                                "folders: point TMPDIR at a folder of your own, e.g. /tmp")
+        if info.st_mode & 0o022 and not info.st_mode & stat.S_ISVTX:
+            raise UnsafeTempDir(f"the temp folder {folder} is inside {path}, which others may "
+                                f"write to (mode {stat.S_IMODE(info.st_mode):o}, no sticky "
+                                "bit): point TMPDIR at a folder of your own, e.g. /tmp")
 
 
 @contextmanager
@@ -152,9 +176,14 @@ def private_folder() -> Iterator[Path]:
     sweep_abandoned(parent)
     work = Path(tempfile.mkdtemp(prefix=CLAIMING, dir=parent))
     suffix = work.name[len(CLAIMING):]
-    lock = os.open(work / LOCK, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    lock = -1
     try:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+        lock = os.open(work / LOCK, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        except OSError as err:   # e.g. ENOSYS: a network file system without locks
+            raise UnsafeTempDir(f"the temp folder {parent.parent} cannot lock files ({err}): "
+                                "point TMPDIR at a local disk, e.g. /tmp") from None
         os.rename(work, parent / f"{PREFIX}{suffix}")
         work = parent / f"{PREFIX}{suffix}"
         yield work
@@ -167,7 +196,8 @@ def private_folder() -> Iterator[Path]:
             try:
                 remove(work)
             finally:
-                os.close(lock)
+                if lock >= 0:
+                    os.close(lock)
 
 
 def sweep_abandoned(parent: Path | None = None) -> list[Path]:

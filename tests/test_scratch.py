@@ -117,11 +117,17 @@ def test_sweep_runs_before_every_kernel_folder(parent):
         assert not left.exists()
 
 
-@pytest.mark.parametrize("case", ["open to others", "a link", "a file", "too long a path"])
+CASES = ["open to others", "a link", "a file", "too long a path", "inside a folder others write",
+         "made by another user", "inside another user's folder"]
+
+
+@pytest.mark.parametrize("case", CASES)
 def test_an_unsafe_kernel_parent_is_refused_with_what_to_do(tmp_path, monkeypatch, case):
+    if "another user" in case and os.getuid() != 0:
+        pytest.skip("making a folder of another user takes root")
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     path = tmp_path / f"{PARENT}{os.getuid()}"
-    if case == "open to others":   # (as another user's folder would be: planted to read ours)
+    if case == "open to others":
         path.mkdir()
         os.chmod(path, 0o777)
     elif case == "a link":
@@ -129,14 +135,41 @@ def test_an_unsafe_kernel_parent_is_refused_with_what_to_do(tmp_path, monkeypatc
         path.symlink_to(tmp_path / "elsewhere")
     elif case == "a file":
         path.write_text("")
-    else:   # the kernel's sockets would not fit a socket address (ZMQ: "File name too long")
+    elif case == "too long a path":   # the sockets would not fit an address ("File name too long")
         deep = tmp_path / ("d" * 60)
         deep.mkdir()
         monkeypatch.setattr(tempfile, "tempdir", str(deep))
+    elif case == "inside a folder others write":   # no sticky bit: anyone may rename our folder
+        shared = tmp_path / "shared"
+        shared.mkdir()
+        os.chmod(shared, 0o777)
+        monkeypatch.setattr(tempfile, "tempdir", str(shared))
+    elif case == "made by another user":   # planted before the grader's first run
+        path.mkdir(mode=0o700)
+        os.chown(path, 1001, 1001)
+    else:
+        theirs = tmp_path / "theirs"
+        theirs.mkdir(mode=0o755)
+        os.chown(theirs, 1001, 1001)
+        monkeypatch.setattr(tempfile, "tempdir", str(theirs))
     with pytest.raises(UnsafeTempDir, match="point TMPDIR at a"):
         with private_folder():
             pass
     assert sweep_abandoned() == []   # never raises: the grade's last sweep must not mask errors
+
+
+def test_grade_refuses_an_unsafe_temp_folder_before_grading(tmp_path):
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    os.chmod(shared, 0o777)
+    run = subprocess.run([sys.executable, "-m", "autograder", "grade", str(tmp_path / "subs"),
+                          "--workdir", str(tmp_path / "work"), "--no-progress"], cwd=REPO,
+                         env={**os.environ, "TMPDIR": str(shared)}, capture_output=True,
+                         text=True, timeout=300)
+    assert run.returncode != 0
+    assert "cannot grade here" in run.stderr and "no sticky bit" in run.stderr, run.stderr
+    assert "container" not in run.stderr.lower(), run.stderr   # not a sandbox problem
+    assert list(shared.iterdir()) == []
 
 
 def test_seccomp_filter_lives_in_the_kernel_folder(parent):
