@@ -371,7 +371,7 @@ def kernel_manager(work: Path, limits: Limits, *, sandboxed: bool,
     uid = sandbox_uid() if sandboxed and grader_is_root() else None
     socket_dir = prepare_socket_dir(work, limits, uid)
     km = SandboxedKernelManager(kernel_name="python3", transport="ipc",
-                                ip=str(socket_dir / "kernel"),
+                                ip=str(socket_dir / "k"),  # short: see scratch.SOCKET_TAIL
                                 connection_file=str(socket_dir / "kernel.json"))
     km.log_path = str(work / "kernel.log")
     km.sandbox_uid = uid

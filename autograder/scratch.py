@@ -32,15 +32,16 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-PARENT = "tio-grader-"   # + uid: the one folder in the temp directory, see kernel_parent
-# Inside it (private, so short names): the kernel's sockets are PARENT/k-XXXXXXXX/sock/kernel-N,
-# and a socket's path has at most 107 bytes.
+PARENT = "tio-"          # + uid: the one folder in the temp directory, see kernel_parent
+# Names are short: a kernel's sockets are $TMPDIR/tio-UID/k-XXXXXXXX/sock/k-N (sandbox.py), and
+# a socket's path has at most 107 bytes (the old layout, $TMPDIR/tio-XXXXXXXX/sock/kernel-N,
+# was as long).
 PREFIX = "k-"            # a kernel's folder, in use while its lock is held
 CLAIMING = "new-"        # being set up (no lock yet)
 TRASH = "rm-"            # being removed
 LOCK = "in-use.lock"
 CLAIM_STALE = 3600       # seconds: a claim is named within milliseconds, unless its owner died
-SOCKET_TAIL = len("/k-XXXXXXXX/sock/kernel-N")
+SOCKET_TAIL = len("/k-XXXXXXXX/sock/k-N")
 MAX_SOCKET_PATH = 107
 
 
@@ -118,7 +119,7 @@ class UnsafeTempDir(OSError):
 
 
 def kernel_parent() -> Path:
-    """``$TMPDIR/tio-grader-UID`` (mode 0700): this user's kernel folders, where no one else
+    """``$TMPDIR/tio-UID`` (mode 0700): this user's kernel folders, where no one else
     can create, plant, list or rename a name. Raises :class:`UnsafeTempDir` saying what to do."""
     top = Path(tempfile.gettempdir())
     parent = top / f"{PARENT}{os.getuid()}"

@@ -199,7 +199,7 @@ def test_grading_on_a_dask_cluster_survives_a_killed_worker(tmp_path):
         err = (tmp_path / "grade.err").read_text()
         assert run.returncode == 3, f"{stdout}\n{err}"   # zz-killer: not graded
         # The killed workers' kernel folders were swept (autograder/scratch.py), nothing else.
-        kernels = own_tmp / f"tio-grader-{os.getuid()}"   # autograder.scratch.kernel_parent
+        kernels = own_tmp / f"tio-{os.getuid()}"   # autograder.scratch.kernel_parent
         left = [p.name for p in own_tmp.glob("tio-*") if p != kernels]
         left += [p.name for p in kernels.iterdir()] if kernels.exists() else []
         assert not left, f"kernel folders outlived their grading: {left}"

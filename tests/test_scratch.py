@@ -159,7 +159,7 @@ def test_an_unsafe_kernel_parent_is_refused_with_what_to_do(tmp_path, monkeypatc
 
 
 def test_grade_refuses_an_unsafe_temp_folder_before_grading(tmp_path):
-    shared = tmp_path / "shared"
+    shared = tmp_path / "s"   # short: a long path is refused for its length first
     shared.mkdir()
     os.chmod(shared, 0o777)
     run = subprocess.run([sys.executable, "-m", "autograder", "grade", str(tmp_path / "subs"),
