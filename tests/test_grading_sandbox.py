@@ -19,7 +19,7 @@ import pytest
 
 from autograder.sandbox import UID_BASE, Limits, grader_is_root, unavailable
 from autograder.unit import Job, _execute
-from coursefiles import REPO
+from coursefiles import REPO, outlived
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(unavailable() is not None, reason=f"no sandbox: {unavailable()}")]
@@ -185,13 +185,6 @@ def _private_tmp(tmp_path, monkeypatch) -> dict[str, int]:
     return owners
 
 
-def _outlived(tmp: Path) -> list[str]:
-    """Everything under the temp folder ``tmp`` but the (empty) parent of kernel folders."""
-    from autograder.scratch import PARENT
-
-    return sorted(str(p) for p in tmp.rglob("*") if p.name != f"{PARENT}{os.getuid()}")
-
-
 def test_sandbox_is_never_host_root_and_limits_survive(tmp_path, monkeypatch):
     """What an attacker tried: root mapping, sysctls, setuid files, nested namespaces, ptrace,
     and a folder 1,100 levels deep to kill the watchdog (and with it every limit)."""
@@ -217,7 +210,7 @@ def test_sandbox_is_never_host_root_and_limits_survive(tmp_path, monkeypatch):
     assert report["unshare user"] and report["unshare mount"] and report["ptrace"], report
     assert not any(int(m, 8) & 0o6000 for m in report["mode bits"]), report
     assert not cut
-    assert _outlived(tmp_path) == [], "the sandbox's folder outlived grading"
+    assert outlived(tmp_path) == [], "the sandbox's folder outlived grading"
 
     # A deep folder: the watchdog measures it (bounded), kills the kernel, cleanup removes it.
     nb.cells = [nbformat.v4.new_code_cell(ESCAPES),
@@ -231,7 +224,7 @@ def test_sandbox_is_never_host_root_and_limits_survive(tmp_path, monkeypatch):
                                      [str(REPO)]))
     assert cut.startswith("scratch folder over its limits"), (cut, executed.cells[1].outputs)
     assert time.monotonic() - start < 60, "the watchdog did not stop the kernel in time"
-    assert _outlived(tmp_path) == [], "the deep folder outlived grading"
+    assert outlived(tmp_path) == [], "the deep folder outlived grading"
 
 
 def test_watchdog_measures_wall_time(tmp_path, monkeypatch):
