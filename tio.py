@@ -3,11 +3,14 @@
 
     python3 tio.py lab               # create .venv, install, open the course in JupyterLab
     python3 tio.py lab --port 9999   # arguments after `lab` go to JupyterLab
+    python3 tio.py lab --triton      # also Triton (0.7 GB) on a machine without a GPU: notebook 12
+    python3 tio.py lab --install-only   # set up the learner's environment, print its size, stop
     python3 tio.py test              # create .venv, install, run every check (what CI runs)
     python3 tio.py test -k pipeline  # with arguments: only pytest, with those arguments
     python3 tio.py site              # build the course website into .site/html/
     python3 tio.py gpu-check         # run every solution notebook on this machine's GPU, report
     python3 tio.py gpu-check --bundle DIR   # an offline folder that does that elsewhere
+    python3 tio.py drift             # the course on the torch builds learners have (tests/drift.py)
 
 `test` without arguments runs four stages: the pytest suite (in parallel, one process per
 CPU, each test file kept in one process); the helper package and widget tests and notebooks
@@ -23,21 +26,31 @@ then, alone, the grading benchmark: `--jobs N` against a local Dask cluster, sco
 `gpu-check` never installs torch: it runs on the interpreter that calls it when that one
 has torch, nbclient and ipykernel (a GPU machine's own environment), else on .venv/.
 
-`lab` opens JupyterLab as a learner sees the course (binder/learner/jupyter_lab_config.py):
-rooted at notebooks/ with notebook 01 open, nbgrader's instructor tools off. Run as root
-(in a container), it passes --allow-root, which JupyterLab otherwise asks for.
+`lab` installs the learner's environment (requirements.txt: torch, numpy, matplotlib,
+ipywidgets, JupyterLab, nbgrader's Validate, the helper package), never the instructor's or the
+tests' tools (tests/requirements.txt, which `test` adds). On Linux without an NVIDIA GPU it takes
+PyTorch's CPU-only torch wheel, and Triton only with --triton (TIO_TORCH=cpu|cuda overrides the
+GPU detection). It then becomes JupyterLab (exec): Ctrl-C or SIGTERM stop the server itself.
+It opens the course as a learner sees it (binder/learner/jupyter_lab_config.py): rooted at
+notebooks/ with notebook 01 open, nbgrader's instructor tools off. Run as root (in a
+container), it passes --allow-root, which JupyterLab otherwise asks for.
 
-The virtual environment lives in .venv/ (override with TIO_VENV=/some/path). It is
-(re)installed only when requirements.txt or pyproject.toml changed since the last
-install, so the second run starts in seconds.
+The virtual environment lives in .venv/ (override with TIO_VENV=/some/path). Each set of
+requirements is (re)installed only when it or pyproject.toml changed since it was last
+installed there, so the second run starts in seconds.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
+import platform
+import re
+import shutil
 import subprocess
 import sys
+import urllib.request
 import venv
 from pathlib import Path
 
@@ -53,9 +66,15 @@ COMPAT_TESTS = ["tests/test_tensorcourse.py", "tests/test_launch.py"] + [
     for name in ("01-why-tensors", "03-indexing-and-views", "04-operations-and-autograd",
                  "07-programmable-tensor-system", "08-autograd-function-and-compilers",
                  "09-layout-devices-gradient-lifetime")]
-USAGE = ("usage: python3 tio.py lab [jupyter args...] | python3 tio.py test [pytest args...] | "
-         "python3 tio.py site [--only NN...] | "
-         "python3 tio.py gpu-check [--allow-cpu] [--bundle DIR] [--help]")
+USAGE = ("usage: python3 tio.py lab [--triton] [--install-only] [jupyter args...] | "
+         "python3 tio.py test [pytest args...] | python3 tio.py site [--only NN...] | "
+         "python3 tio.py gpu-check [--allow-cpu] [--bundle DIR] [--help] | "
+         "python3 tio.py drift [--entry NAME...] [--only NN...] [--report] [--list]")
+LEARNER_REQUIREMENTS = ROOT / "requirements.txt"
+TEST_REQUIREMENTS = ROOT / "tests" / "requirements.txt"
+CPU_INDEX = "https://download.pytorch.org/whl/cpu"
+# The learner's environment without a GPU must stay under this (issue #28's goal).
+LEARNER_SIZE_GOAL_GB = 1.5
 GPU_CHECK = ["-m", "tensorcourse.gpu_check"]
 
 
@@ -70,32 +89,142 @@ def _fingerprint(requirements: str) -> str:
     return h.hexdigest()
 
 
-def ensure_environment(env: Path = VENV, requirements: str | None = None) -> None:
-    """Create ``env`` and install the pinned requirements plus the helper package.
+def _project(line: str) -> str:
+    """The project a requirement line names ("" for options, comments and blank lines)."""
+    line = line.split("#")[0].strip()
+    match = re.match(r"[A-Za-z0-9_.-]+", line)
+    return match.group(0).lower().replace("_", "-") if match and not line.startswith("-") else ""
 
-    Skipped when the same requirements were installed there before (a stamp file).
+
+def has_nvidia_gpu() -> bool:
+    """Is there an NVIDIA GPU (a loaded driver) here? TIO_TORCH=cpu|cuda decides instead."""
+    choice = os.environ.get("TIO_TORCH", "").strip().lower()
+    if choice in {"cpu", "cuda"}:
+        return choice == "cuda"
+    if choice:
+        sys.exit(f"TIO_TORCH={choice!r}: use 'cpu' or 'cuda' (or unset it to detect the GPU).")
+    return sys.platform.startswith("linux") and (
+        Path("/proc/driver/nvidia/version").exists() or shutil.which("nvidia-smi") is not None)
+
+
+def _reachable(url: str, timeout: float = 8) -> bool:
+    try:
+        with urllib.request.urlopen(urllib.request.Request(url, method="HEAD"), timeout=timeout):
+            return True
+    except Exception:
+        return False
+
+
+def learner_requirements(*, gpu: bool, triton: bool, text: str | None = None,
+                         linux_x86: bool | None = None, index_reachable: bool | None = None) -> str:
+    """requirements.txt adapted to this machine.
+
+    On x86-64 Linux without an NVIDIA GPU, PyPI's torch is a CUDA build (~4 GB with its
+    nvidia-* wheels) that can do nothing more than the CPU-only wheel (~0.8 GB): take that one,
+    from PyTorch's CPU index (left out when unreachable, so a local wheel folder can serve it).
+    Triton (0.7 GB) only with a GPU (PyPI's CUDA torch requires it anyway) or when asked.
+    """
+    text = LEARNER_REQUIREMENTS.read_text() if text is None else text
+    if linux_x86 is None:
+        linux_x86 = sys.platform.startswith("linux") and platform.machine() in {"x86_64", "AMD64"}
+    lines = []
+    for line in text.splitlines():
+        name = _project(line)
+        if name == "torch" and linux_x86 and not gpu and "==" in line and "+" not in line:
+            if index_reachable is None:
+                index_reachable = _reachable(CPU_INDEX + "/torch/")
+            if index_reachable:
+                lines.append(f"--extra-index-url {CPU_INDEX}")
+            else:
+                print(f"{CPU_INDEX} is not reachable: asking pip for the CPU-only wheel without it "
+                      "(it finds one only in a local wheel folder).", flush=True)
+            lines.append(line.split("#")[0].strip() + "+cpu")
+        elif name == "triton" and not (gpu or triton):
+            continue
+        else:
+            lines.append(line)
+    return "\n".join(lines) + "\n"
+
+
+def test_requirements() -> str:
+    """The learner's requirements with Triton (notebook 12's tests) plus the tests' own."""
+    return learner_requirements(gpu=has_nvidia_gpu(), triton=True) + TEST_REQUIREMENTS.read_text()
+
+
+def _stamps(env: Path) -> dict[str, str]:
+    try:
+        stamps = json.loads((env / ".tio-installed").read_text())
+        return stamps if isinstance(stamps, dict) else {}
+    except (OSError, ValueError):
+        return {}
+
+
+def ensure_environment(env: Path = VENV, requirements: str | None = None, *,
+                       name: str = "test") -> None:
+    """Create ``env`` and install ``requirements`` (default: what `test` needs) plus the
+    helper package.
+
+    Skipped when the same requirements were installed there before: the stamp file keeps one
+    fingerprint per named set ("learner", "test"), so `lab` after `test` installs nothing.
     """
     if sys.version_info < (3, 11):  # the pins (numpy, matplotlib, nbgrader...) need 3.11
         sys.exit(f"Python 3.11 or newer is needed; this is {sys.version.split()[0]}. Install a "
                  "newer python3 (python.org, your package manager, pyenv or uv) and run "
                  "this command with it.")
     if requirements is None:
-        requirements = (ROOT / "requirements.txt").read_text()
-    stamp = env / ".tio-installed"
-    if stamp.exists() and stamp.read_text() == _fingerprint(requirements):
+        requirements = test_requirements()
+    stamps = _stamps(env)
+    if stamps.get(name) == _fingerprint(requirements):
         return
     if not Path(_bin("python", env)).exists():
         print(f"Creating a virtual environment in {env} ...", flush=True)
         venv.create(env, with_pip=True)
-    print(f"Installing the course's requirements into {env} (the first time takes a few "
-          "minutes) ...", flush=True)
+    print(f"Installing the course's requirements ({name}) into {env} (the first time takes a "
+          "few minutes) ...", flush=True)
     ARTIFACTS.mkdir(exist_ok=True)
-    pins = ARTIFACTS / f"requirements-{env.name}.txt"
+    pins = ARTIFACTS / f"requirements-{env.name}-{name}.txt"
     pins.write_text(requirements)
     pip = [_bin("python", env), "-m", "pip", "install", "--disable-pip-version-check", "-q"]
     subprocess.run(pip + ["--upgrade", "pip"], check=True)
     subprocess.run(pip + ["-r", str(pins), "-e", str(ROOT)], check=True)
-    stamp.write_text(_fingerprint(requirements))
+    stamps[name] = _fingerprint(requirements)
+    (env / ".tio-installed").write_text(json.dumps(stamps))
+
+
+def environment_size(env: Path) -> tuple[int, dict[str, int]]:
+    """Bytes on disk of ``env``, and of its largest installed packages."""
+    total, parts = 0, {}
+    for root, _dirs, files in os.walk(env):
+        size = 0
+        for f in files:
+            try:
+                size += os.lstat(os.path.join(root, f)).st_blocks * 512
+            except (OSError, AttributeError):
+                pass
+        total += size
+        rel = Path(root).relative_to(env).parts
+        if "site-packages" in rel and len(rel) > rel.index("site-packages") + 1:
+            top = rel[rel.index("site-packages") + 1]
+            parts[top] = parts.get(top, 0) + size
+    return total, parts
+
+
+def describe_learner_environment(env: Path, *, gpu: bool, triton: bool) -> str:
+    """What `lab` installed, how big it is, and where the rest lives."""
+    total, parts = environment_size(env)
+    biggest = sorted(parts.items(), key=lambda kv: -kv[1])[:3]
+    gb = total / 1e9
+    lines = [f"The learner's environment: {gb:.2f} GB in {env} (largest: "
+             + ", ".join(f"{k} {v / 1e9:.2f} GB" for k, v in biggest) + ")."]
+    if not gpu:
+        lines.append("  No NVIDIA GPU here: PyTorch's CPU-only wheel (TIO_TORCH=cuda takes the CUDA build).")
+    if not gpu and not triton and sys.platform.startswith("linux"):
+        lines.append("  Triton (0.7 GB, notebook 12's kernels) is not installed: "
+                     "`python3 tio.py lab --triton` adds it.")
+    lines.append("  Not installed, not needed to learn: the instructor's grading tools "
+                 "(`pip install -e .[grading]`) and the tests and website (`python3 tio.py test`, "
+                 "tests/requirements.txt).")
+    return "\n".join(lines)
 
 
 def _with_path(env: Path) -> dict[str, str]:
@@ -120,9 +249,10 @@ def run_all_checks() -> int:
 
     _stage("2/4 ipywidgets 7.7 (what Colab ships): helper and widget tests, the notebooks with "
            "widgets")
-    pins = [line for line in (ROOT / "requirements.txt").read_text().splitlines()
+    text = learner_requirements(gpu=False, triton=False) + TEST_REQUIREMENTS.read_text()
+    pins = [line for line in text.splitlines()
             if not line.startswith(("playwright==", "pytest-xdist==", "sphinx", "myst-",
-                                    "pydata-sphinx-theme==", "triton=="))]
+                                    "pydata-sphinx-theme=="))]
     pins = [("ipywidgets==7.7.*" if line.startswith("ipywidgets==") else line) for line in pins]
     ensure_environment(COMPAT_VENV, "\n".join(pins) + "\n")
     probe = "import ipywidgets as w; assert w.__version__.startswith('7.7'), w.__version__; " \
@@ -221,13 +351,48 @@ def lab_command(rest: list[str], *, as_root: bool | None = None) -> list[str]:
     return args + list(rest)
 
 
+def lab(rest: list[str]) -> int:
+    """`lab`: the learner's environment, then JupyterLab in place of this process."""
+    triton = "--triton" in rest
+    install_only = "--install-only" in rest
+    rest = [a for a in rest if a not in {"--triton", "--install-only"}]
+    gpu = has_nvidia_gpu()
+    requirements = learner_requirements(gpu=gpu, triton=triton)
+    try:
+        ensure_environment(VENV, requirements, name="learner-triton" if triton else "learner")
+    except subprocess.CalledProcessError as err:
+        print(f"Installing failed ({err}). Check your network connection and that python3 "
+              "can create virtual environments (Debian/Ubuntu: apt install python3-venv).",
+              file=sys.stderr)
+        return 1
+    print(describe_learner_environment(VENV, gpu=gpu, triton=triton), flush=True)
+    if install_only:
+        return 0
+    if _is_root():
+        print("Running as root (a container?): starting JupyterLab with --allow-root.", flush=True)
+    args = lab_command(rest)
+    print("+ " + " ".join(args), flush=True)
+    os.chdir(ROOT)
+    if os.name == "posix":
+        # Become JupyterLab: Ctrl-C and SIGTERM then reach the server itself, and nothing is
+        # left running when it stops (a child would outlive a killed tio.py).
+        os.execve(args[0], args, _with_path(VENV))
+    return subprocess.run(args, cwd=ROOT, env=_with_path(VENV)).returncode
+
+
 def main(argv: list[str]) -> int:
-    if not argv or argv[0] not in {"lab", "test", "site", "gpu-check"}:
+    if not argv or argv[0] not in {"lab", "test", "site", "gpu-check", "drift"}:
         print(USAGE, file=sys.stderr)
         return 2
     command, rest = argv[0], argv[1:]
     if command == "gpu-check":
         return _gpu_check(rest)
+    if command == "drift":
+        # Builds its own environments: runs on this python3, standard library only.
+        return subprocess.run([sys.executable, str(ROOT / "tests" / "drift.py"), *rest],
+                              cwd=ROOT).returncode
+    if command == "lab":
+        return lab(rest)
     try:
         ensure_environment()
     except subprocess.CalledProcessError as err:
@@ -243,11 +408,6 @@ def main(argv: list[str]) -> int:
             return 1
     if command == "site":
         args = [_bin("python"), str(ROOT / "website" / "build.py"), *rest]
-    elif command == "lab":
-        if _is_root():
-            print("Running as root (a container?): starting JupyterLab with --allow-root.",
-                  flush=True)
-        args = lab_command(rest)
     else:
         args = [_bin("python"), "-m", "pytest", *rest]
     print("+ " + " ".join(args), flush=True)

@@ -8,8 +8,9 @@ disappears from ``notebooks/`` too. ``check`` regenerates into a scratch folder 
 compares byte for byte with what is committed: CI uses it to fail on drift.
 
 Every student notebook then gets two cells at the top (never written in
-``solutions/``): "Open in Colab" / "Launch Binder" badges for that notebook, and the
-Colab setup cell (:mod:`tensorcourse.colab`). The README's badges block
+``solutions/``): "Open in Colab" / "Launch Binder" badges for that notebook with the torch
+builds it was verified on (:mod:`autograder.verified`, from the committed drift report), and
+the Colab setup cell (:mod:`tensorcourse.colab`). The README's badges block
 (``<!-- badges:start -->`` ... ``<!-- badges:end -->``) is rewritten too. All of them
 come from one setting, ``[tool.tensorcourse]`` in pyproject.toml
 (:func:`autograder.course.publication`), and ``check`` covers them.
@@ -97,10 +98,13 @@ def launch_cells(pub: Publication, path: str) -> list[nbformat.NotebookNode]:
     """The badges cell and the Colab setup cell that open every student notebook."""
     from tensorcourse.colab import setup_cell_source
 
+    from .verified import verified_markdown
+
+    assignment = Path(path).parent.name
     badges = nbformat.v4.new_markdown_cell(
         badges_markdown(pub, path) + "\n\n*Colab: run the setup cell below first; for a GPU pick "
         "Runtime > Change runtime type. Binder: CPU only, nothing to install. "
-        "Locally: `python3 tio.py lab`.*",
+        "Locally: `python3 tio.py lab`.*\n\n" + verified_markdown(assignment),
         id=LAUNCH_CELL_IDS[0], metadata={"tags": [LAUNCH_TAG]})
     setup = nbformat.v4.new_code_cell(setup_cell_source(pub.repository, pub.branch),
                                       id=LAUNCH_CELL_IDS[1], metadata={"tags": [LAUNCH_TAG]})

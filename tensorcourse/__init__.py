@@ -14,7 +14,7 @@ Notebooks do ``import tensorcourse as tc`` and ``device = tc.setup()``.
 from __future__ import annotations
 
 from . import check, viz
-from .device import banner, describe, has_cuda, pick_device, setup
+from .device import banner, describe, has_cuda, pick_device, setup, torch_build, why_cpu
 from .timing import Timing, format_seconds, measure, synchronize
 
 __version__ = "0.1.0"
@@ -30,5 +30,7 @@ __all__ = [
     "setup",
     "synchronize",
     "Timing",
+    "torch_build",
     "viz",
+    "why_cpu",
 ]

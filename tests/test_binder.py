@@ -41,6 +41,8 @@ def test_binder_requirements_are_the_course_pins_with_a_cpu_only_torch():
     assert binder["torch"] == course["torch"].split("+")[0] + "+cpu"
     differ = {n: (v, course[n]) for n, v in binder.items() if n != "torch" and course.get(n) != v}
     assert not differ, f"binder/requirements.txt and requirements.txt disagree: {differ}"
+    # Binder is the learner's environment: the same projects as requirements.txt, no more, no less.
+    assert set(binder) == set(course), set(binder) ^ set(course)
     assert not {"pytest", "ruff", "playwright"} & set(binder), "test tools do not belong in the image"
 
 

@@ -56,6 +56,7 @@ LAUNCH_PLACEHOLDER = "TIO-LAUNCH-URL"
 sys.path.insert(0, str(REPO))
 from autograder.course import assignments, publication  # noqa: E402
 from autograder.generate import badges_markdown, binder_url, colab_url, is_launch_cell  # noqa: E402
+from autograder.verified import verified_markdown  # noqa: E402
 from autograder.headless import HeadlessClient  # noqa: E402
 
 
@@ -181,7 +182,8 @@ def page_notebook(assignment: str, executed: nbformat.NotebookNode) -> nbformat.
         if is_launch_cell(cell):  # the badges: the same function writes the notebooks' own
             cell.source = (badges_markdown(publication(), f"notebooks/{assignment}/{assignment}.ipynb")
                            + f' <a class="tio-download" href="../../downloads/{assignment}.ipynb" '
-                           f'download="{assignment}.ipynb">Download the notebook</a>')
+                           f'download="{assignment}.ipynb">Download the notebook</a>\n\n'
+                           + verified_markdown(assignment))
         if cell.cell_type == "code":
             cell.outputs = []
             cell.execution_count = None
