@@ -88,6 +88,86 @@ def test_the_readme_names_the_lab_command_and_the_two_own_environment_lines():
     assert launch == "jupyter lab --config=binder/learner/jupyter_lab_config.py"
 
 
+# ---- the learner's environment: what `lab` installs --------------------------------------------
+
+LEARNER = (REPO / "requirements.txt").read_text()
+
+
+def _learner(**kwargs) -> list[str]:
+    text = _tio().learner_requirements(text=LEARNER, **kwargs)
+    return [line for line in text.splitlines() if line.strip() and not line.startswith("#")]
+
+
+def test_lab_takes_the_cpu_only_torch_and_no_triton_on_linux_without_a_gpu():
+    lines = _learner(gpu=False, triton=False, linux_x86=True, index_reachable=True)
+    torch_pin = next(line for line in LEARNER.splitlines() if line.startswith("torch=="))
+    assert torch_pin + "+cpu" in lines and torch_pin not in lines
+    assert "--extra-index-url https://download.pytorch.org/whl/cpu" in lines
+    assert not [line for line in lines if line.startswith("triton")]
+    # ... and never the instructor's or the tests' tools
+    tools = {"dask", "distributed", "copydetect", "pytest", "playwright", "sphinx", "ruff"}
+    assert not {re.split(r"[=<> ;]", line)[0] for line in lines} & tools
+
+
+def test_lab_adds_triton_when_asked_and_keeps_pypis_torch_with_a_gpu_or_off_linux():
+    assert any(line.startswith("triton==") for line in
+               _learner(gpu=False, triton=True, linux_x86=True, index_reachable=True))
+    for kwargs in ({"gpu": True, "linux_x86": True}, {"gpu": False, "linux_x86": False}):
+        lines = _learner(triton=False, index_reachable=True, **kwargs)
+        assert next(line for line in LEARNER.splitlines() if line.startswith("torch==")) in lines
+        assert not any("+cpu" in line or "extra-index-url" in line for line in lines)
+    assert any(line.startswith("triton==") for line in _learner(gpu=True, triton=False, linux_x86=True))
+
+
+def test_an_unreachable_cpu_index_is_left_out_so_a_local_wheel_can_serve():
+    lines = _learner(gpu=False, triton=False, linux_x86=True, index_reachable=False)
+    assert not any("extra-index-url" in line for line in lines)
+    assert any(line.endswith("+cpu") and line.startswith("torch==") for line in lines)
+
+
+def test_tio_torch_overrides_the_gpu_detection_and_refuses_a_typo(monkeypatch):
+    tio = _tio()
+    monkeypatch.setenv("TIO_TORCH", "cuda")
+    assert tio.has_nvidia_gpu() is True
+    monkeypatch.setenv("TIO_TORCH", "cpu")
+    assert tio.has_nvidia_gpu() is False
+    monkeypatch.setenv("TIO_TORCH", "gpu")
+    with pytest.raises(SystemExit, match="'cpu' or 'cuda'"):
+        tio.has_nvidia_gpu()
+
+
+def test_lab_becomes_jupyterlab_so_ctrl_c_and_sigterm_stop_the_server(monkeypatch, capsys):
+    """`lab` replaces itself with JupyterLab (exec): no tio.py process is left between the
+    terminal and the server to die alone and leave it running."""
+    tio = _tio()
+    calls = {}
+    monkeypatch.setattr(tio, "ensure_environment", lambda *a, **k: calls.setdefault("installed", k))
+    monkeypatch.setattr(tio, "describe_learner_environment", lambda *a, **k: "size")
+
+    def fake_exec(path, args, env):
+        calls["exec"] = (path, args)
+        raise SystemExit(0)
+
+    monkeypatch.setattr(tio.os, "execve", fake_exec)
+    monkeypatch.setattr(tio.os, "chdir", lambda path: None)
+    with pytest.raises(SystemExit):
+        tio.main(["lab", "--triton", "--no-browser"])
+    path, args = calls["exec"]
+    assert path == tio._bin("jupyter") and args[1] == "lab" and args[-1] == "--no-browser"
+    assert "--triton" not in args and calls["installed"] == {"name": "learner-triton"}
+
+
+def test_lab_install_only_prints_the_size_and_where_the_rest_lives(tmp_path):
+    tio = _tio()
+    site = tmp_path / "lib" / "python3" / "site-packages" / "torch"
+    site.mkdir(parents=True)
+    (site / "lib.so").write_bytes(b"x" * 300_000)
+    text = tio.describe_learner_environment(tmp_path, gpu=False, triton=False)
+    assert f"in {tmp_path}" in text and "torch" in text
+    assert "pip install -e .[grading]" in text and "python3 tio.py test" in text
+    assert "--triton" in text if sys.platform.startswith("linux") else True
+
+
 # ---- JupyterLab started for real ------------------------------------------------------------------
 
 def _free_port() -> int:

@@ -48,6 +48,31 @@ def test_setup_prints_one_line_banner_and_seeds(capsys, monkeypatch):
     assert torch.equal(torch.rand(3), first)
 
 
+@pytest.mark.parametrize("cuda_built, cuda_available, mps, build, reason", [
+    (None, False, False, "cpu-only", "CPU-only build"),
+    ("13.0", False, False, "cuda-no-driver", "no NVIDIA GPU or driver"),
+    (None, False, True, "mps", "CUDA's"),
+])
+def test_setup_says_why_the_demos_use_the_cpu(monkeypatch, capsys, cuda_built, cuda_available, mps,
+                                              build, reason):
+    """A CUDA build without a driver (PyPI's torch on a laptop, Colab without a GPU), Apple's MPS
+    and a CPU-only build all take the CPU path, and the banner says which and why."""
+    monkeypatch.delenv("TENSORCOURSE_DEVICE", raising=False)
+    monkeypatch.setattr(torch.version, "cuda", cuda_built)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: cuda_available)
+    monkeypatch.setattr(torch.backends.cuda, "is_built", lambda: cuda_built is not None)
+    monkeypatch.setattr(torch.backends.mps, "is_available", lambda: mps)
+    assert tc.torch_build() == build
+    assert tc.setup().type == "cpu"
+    (line,) = capsys.readouterr().out.strip().splitlines()
+    assert line.startswith("Demos run on the CPU (") and reason in line
+
+
+def test_forcing_the_cpu_says_so(monkeypatch):
+    monkeypatch.setenv("TENSORCOURSE_DEVICE", "cpu")
+    assert tc.why_cpu() == "TENSORCOURSE_DEVICE=cpu asks for the CPU"
+
+
 def test_describe_names_torch_version():
     assert torch.__version__ in tc.describe("cpu")
 
