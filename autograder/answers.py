@@ -23,10 +23,12 @@ from dataclasses import dataclass, field
 import nbformat
 from nbformat.notebooknode import NotebookNode
 
+from .learner_source import MAX_CHARS
+
 # One answer cell's source, at most: far above any real answer (the longest solution is a few
 # KiB), far below what makes the host's screen and rewrite (and the report's similarity
 # search) cost gigabytes (a 6 MB answer cost 1.35 GB to screen).
-MAX_ANSWER_CHARS = 256 * 1024
+MAX_ANSWER_CHARS = MAX_CHARS
 MISSING_STUB = "raise NotImplementedError('no answer for this exercise was found in the submission')"
 
 
@@ -93,7 +95,19 @@ def _well_formed(cell: object) -> bool:
 
 
 def read_answers(data: bytes, release: NotebookNode) -> Answers:
-    """Answers of ``release``'s answer cells found in the learner's notebook ``data``."""
+    """Answers of ``release``'s answer cells found in the learner's notebook ``data``.
+
+    Raises only :class:`NotANotebook`: whatever else fails on these bytes (memory, recursion, a
+    shape no check here foresaw) is the learner's file refused, never a grader failure."""
+    try:
+        return _read_answers(data, release)
+    except NotANotebook:
+        raise
+    except Exception as err:  # noqa: BLE001 - see the docstring
+        raise NotANotebook(f"the grader could not read it ({type(err).__name__})") from None
+
+
+def _read_answers(data: bytes, release: NotebookNode) -> Answers:
     student = parse(data)
     wanted = {meta(c)["grade_id"]: c for c in release.cells if is_answer(c)}
     locked = {meta(c)["grade_id"]: c for c in release.cells

@@ -11,7 +11,6 @@ feedback is made from). Feedback and export read only these.
 
 from __future__ import annotations
 
-import csv
 import json
 import logging
 import os
@@ -23,6 +22,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import spreadsheet
 from .course import NOTEBOOKS, SOLUTIONS, CourseError, base_config, notebook_names
 from .sandbox import Limits
 from .scratch import sweep_abandoned
@@ -479,10 +479,11 @@ def export(workdir: Path, output: Path, *, by_cell: bool = False, fmt: str = "cs
     rows = grade_rows(workdir, by_cell=by_cell)
     output.parent.mkdir(parents=True, exist_ok=True)
     if fmt == "csv":
-        with output.open("w", newline="") as fh:
-            writer = csv.DictWriter(fh, fieldnames=GRADE_COLUMNS)
-            writer.writeheader()
-            writer.writerows(rows)
+        with output.open("w", newline="", encoding="utf-8") as fh:
+            # Every cell through spreadsheet.cell: scores stay numbers, no text runs as a formula.
+            writer = spreadsheet.writer(fh)
+            writer.writerow(GRADE_COLUMNS)
+            writer.writerows([r[c] for c in GRADE_COLUMNS] for r in rows)
         flagged = [f"{r['student']}: {r['assignment']}: {r['status']}" for r in rows
                    if r["status"] == NOT_GRADED]
         return len(rows), flagged

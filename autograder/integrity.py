@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 import nbformat
 from nbformat.notebooknode import NotebookNode
 
+from . import learner_source
 from .answers import is_answer, is_test, meta
 from .execute import KERNEL_DIED
 from .rewrite import policy
@@ -472,9 +473,8 @@ class Plan:
 
 def bound_names(source: str) -> set[str]:
     """Names a cell binds at its top level (also inside top-level if/for/with/try blocks)."""
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
+    tree = learner_source.tree_or_none(source)  # bounded: never raises, None if unreadable
+    if tree is None:
         return set()
     names: set[str] = set()
     todo = list(tree.body)
@@ -519,9 +519,8 @@ def trusted_aliases(nb: NotebookNode) -> dict[str, str]:
     for cell in nb.cells:
         if cell.cell_type != "code" or is_answer(cell):
             continue
-        try:
-            tree = ast.parse(cell.source)
-        except SyntaxError:
+        tree = learner_source.tree_or_none(cell.source)
+        if tree is None:
             continue
         for node in tree.body:
             if isinstance(node, ast.Import):
@@ -588,7 +587,9 @@ def _stdout(cell: NotebookNode) -> list[str]:
     for out in cell.get("outputs", []):
         if out.get("output_type") == "stream" and out.get("name") == "stdout":
             piece = out.get("text", "")
-            text += "".join(piece) if isinstance(piece, list) else piece
+            # Outputs are the learner's: only text is read (a forged message may carry other types).
+            text += "".join(p for p in piece if isinstance(p, str)) if isinstance(piece, list) \
+                else piece if isinstance(piece, str) else ""
     return text.splitlines()
 
 
@@ -616,12 +617,12 @@ def failure_report(cell: NotebookNode, token: str) -> dict:
     for line in _stdout(cell):
         m = _FAIL.match(line)
         if m and m.group(1) == token:
-            try:
+            try:  # printed in the learner's process: anything may be there
                 data = json.loads(m.group(2))
-            except ValueError:
+                return {k: clean_text(str(data.get(k, "")))[:300]
+                        for k in ("kind", "ename", "first", "misconception")}
+            except Exception:  # noqa: BLE001 - unreadable (deep nesting, odd types): no report
                 return {}
-            return {k: clean_text(str(data.get(k, "")))[:300]
-                    for k in ("kind", "ename", "first", "misconception")}
     return {}
 
 

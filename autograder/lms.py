@@ -32,6 +32,7 @@ import csv
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import spreadsheet
 from .course import CourseError
 
 ROSTER_COLUMNS = ("student", "name", "lms_id", "email", "section")
@@ -116,34 +117,33 @@ def lms_rows(grades: list[dict], roster: list[Person] | None) -> list[LmsRow]:
     return rows
 
 
-def _fmt(score: float | None) -> str:
-    return "" if score is None else f"{score:g}"
-
-
 def write_canvas(rows: list[LmsRow], max_scores: dict[str, float], output: Path) -> None:
+    """Canvas's import file; every cell through :func:`autograder.spreadsheet.cell` (scores
+    stay numbers; text that a spreadsheet would run as a formula gets a leading ``'``)."""
     assignments = sorted(max_scores)
     output.parent.mkdir(parents=True, exist_ok=True)
     with output.open("w", newline="", encoding="utf-8") as fh:
-        w = csv.writer(fh)
+        w = spreadsheet.writer(fh)
         w.writerow([*CANVAS_HEADER, *assignments])
-        w.writerow(["Points Possible", "", "", "", "", *(f"{max_scores[a]:g}" for a in assignments)])
+        w.writerow(["Points Possible", "", "", "", "", *(max_scores[a] for a in assignments)])
         for r in rows:
             p = r.person
             w.writerow([p.name or p.student, p.lms_id, "", p.email, p.section,
-                        *(_fmt(r.scores.get(a)) for a in assignments)])
+                        *(r.scores.get(a) for a in assignments)])
 
 
 def write_moodle(rows: list[LmsRow], max_scores: dict[str, float], output: Path) -> None:
+    """Moodle's import file; every cell through :func:`autograder.spreadsheet.cell`."""
     assignments = sorted(max_scores)
     output.parent.mkdir(parents=True, exist_ok=True)
     with output.open("w", newline="", encoding="utf-8") as fh:
-        w = csv.writer(fh)
+        w = spreadsheet.writer(fh)
         w.writerow([*MOODLE_HEADER, *(c for a in assignments for c in (a, f"{a} feedback"))])
         for r in rows:
             p = r.person
-            cells = []
+            cells: list[object] = []
             for a in assignments:
-                cells += [_fmt(r.scores.get(a)), r.notes.get(a, "")]
+                cells += [r.scores.get(a), r.notes.get(a, "")]
             w.writerow([p.lms_id, p.email, p.name or p.student, p.section, *cells])
 
 

@@ -19,12 +19,15 @@ ones. Assigning to a module or to a class defined outside the learner's cells is
 A refusal raises ``PermissionError`` (the answer fails, so does its test) and prints a
 ``TIO-REFUSED`` line that the grader reports under Tampering.
 
-``rewrite`` keeps source that does not parse unchanged: it fails on its own when run.
+``rewrite`` keeps a syntax error unchanged (it fails on its own when run) and replaces source the
+grader cannot read (too large, too deep: :mod:`autograder.learner_source`) with a stub.
 """
 
 from __future__ import annotations
 
 import ast
+
+from . import learner_source
 
 GET, SET, TYPE = "__tio_getattr__", "__tio_setattr__", "__tio_type__"
 
@@ -185,11 +188,25 @@ class _Guarded(ast.NodeTransformer):
         return node
 
 
+NOT_RUN = ("raise RuntimeError('This answer was not run by the grader: it could not be read "
+           "(see your feedback).')\n")
+
+
 def rewrite(source: str) -> str:
-    """``source`` with attribute access routed through the guard (see module docstring)."""
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError):
+    """``source`` with attribute access routed through the guard (see module docstring).
+
+    Never raises, and never returns code it did not guard: what the grader cannot read
+    (:mod:`autograder.learner_source`) becomes :data:`NOT_RUN`. A syntax error for the kernel
+    too is kept as written (it runs nothing there); source that only IPython's transformation
+    makes Python is guarded as transformed, which is what the kernel would run.
+    """
+    found = learner_source.parse(source)
+    if isinstance(found, learner_source.NotPython):
         return source
-    tree = ast.fix_missing_locations(_Guarded().visit(tree))
-    return ast.unparse(tree) + "\n"
+    if isinstance(found, learner_source.Rejected):
+        return NOT_RUN
+    try:
+        tree = ast.fix_missing_locations(_Guarded().visit(found.tree))
+        return ast.unparse(tree) + "\n"
+    except Exception:  # noqa: BLE001 - within the bounds this is a bug of ours; still never unguarded
+        return NOT_RUN

@@ -15,7 +15,10 @@ catch what changes state anyway, and the sandbox bounds what any code can reach.
 Rules (each reason names the line):
 
 * imports only from :data:`ALLOWED_MODULES` (and their public submodules), never ``*``;
-* no IPython magics or shell escapes (``%``, ``!``: they run through ``get_ipython()``);
+* no IPython magics or shell escapes (``%``, ``!``: they run through ``get_ipython()``), nor
+  anything else IPython rewrites before running (an indented cell, prompts, ``/f x``): the
+  screen reads what the kernel compiles, through :mod:`autograder.learner_source`, which also
+  refuses what is too large or too deep for the grader to read (never a grader failure);
 * no names that reach the interpreter (:data:`FORBIDDEN_NAMES`, IPython's history
   variables, any ``__dunder__`` name); ``open`` only to read; ``torch.load`` / ``np.load``
   only without pickles (``weights_only``, ``allow_pickle``);
@@ -37,6 +40,8 @@ from __future__ import annotations
 
 import ast
 import re
+
+from . import learner_source
 
 ALLOWED_MODULES = frozenset({
     "torch", "numpy", "math", "cmath", "statistics", "time", "itertools", "functools",
@@ -359,29 +364,34 @@ def _torch_loads_weights_only() -> bool:
     return (major, minor) >= (2, 6)
 
 
+MAGIC = ("uses an IPython magic or shell escape (% or !): answers are graded as plain Python")
+IPYTHON_SYNTAX = ("is rewritten by IPython before it runs (an indented cell, `>>>` or `...:` "
+                  "prompts, `?` help, `/f x` or `,f x` call escapes): answers are graded as "
+                  "plain Python")
+
+
 def screen(source: str) -> list[str]:
-    """Reasons the answer ``source`` may not run (empty: it may). Never executes anything.
+    """Reasons the answer ``source`` may not run (empty: it may). Never executes anything, and
+    never raises: source the grader cannot read is refused (:mod:`autograder.learner_source`).
 
-    Source that does not parse is accepted: it fails on its own when run, like any syntax error.
+    Source that is a syntax error for the kernel too is accepted: it fails on its own when run.
     """
-    from IPython.core.inputtransformer2 import TransformerManager
-
-    if "%" in source or "!" in source:
-        try:
-            python = TransformerManager().transform_cell(source)
-        except Exception:  # noqa: BLE001 - IPython could not transform it: let it fail at run time
-            python = source
-    else:
-        python = source
-    try:
-        tree = ast.parse(python)
-    except (SyntaxError, ValueError):
+    found = learner_source.parse(source)
+    if isinstance(found, learner_source.Rejected):
+        return [f"not read by the grader: {found.reason}"]
+    if isinstance(found, learner_source.NotPython):
         return []
-    visitor = _Screen()
-    visitor.visit(tree)
-    problems = visitor.problems
-    if "get_ipython()" in python and "get_ipython" not in source:
-        # The get_ipython() calls are IPython's translation of the magic, not the learner's.
-        problems = ["uses an IPython magic or shell escape (% or !): answers are graded as "
-                    "plain Python"] + [p for p in problems if "`get_ipython`" not in p]
+    try:
+        visitor = _Screen()
+        visitor.visit(found.tree)
+        problems = visitor.problems
+    except Exception as err:  # noqa: BLE001 - within the bounds this is a bug of ours; still refuse
+        return [f"not read by the grader: the screen failed on it ({type(err).__name__})"]
+    if found.ipython:
+        # Always refused: what runs would be IPython's translation, not the source as written.
+        # Its get_ipython() calls (for a magic) are not the learner's: reported only if the
+        # learner wrote get_ipython too.
+        if "get_ipython" not in source:
+            problems = [p for p in problems if "`get_ipython`" not in p]
+        problems = [MAGIC if "get_ipython()" in found.python else IPYTHON_SYNTAX, *problems]
     return list(dict.fromkeys(problems))

@@ -102,6 +102,15 @@ def _fingerprint(name: str, source: str):
     return CodeFingerprint(name, K, WINDOW, filter=True, language="python", fp=io.StringIO(source))
 
 
+def _learner_fingerprint(name: str, source: str):
+    """``_fingerprint`` of a learner's answer, or None when the tokenizer fails on it: one odd
+    answer is left out of the comparison, never the class report."""
+    try:
+        return _fingerprint(name, source)
+    except Exception:  # noqa: BLE001 - learner text: see the docstring
+        return None
+
+
 def _without(fp, left_out: set[int]):
     """``fp`` with the fingerprints in ``left_out`` removed (copydetect's own ``boilerplate``
     misses repeats of a hash within one answer), its token coverage recomputed."""
@@ -124,8 +133,9 @@ def similar_pairs(answers: dict[str, dict[str, str]], stubs: dict[str, str], *,
     prints: dict[str, dict[str, object]] = {s: {} for s in students}
     for gid in sorted({g for s in students for g in answers[s]}):
         stub = set(_fingerprint("stub.py", stubs.get(gid, "")).hashes)
-        raw = {s: _fingerprint(f"{s}.py", answers[s][gid]) for s in students
-               if gid in answers[s] and answers[s][gid].strip() != stubs.get(gid, "").strip()}
+        raw = {s: fp for s in students
+               if gid in answers[s] and answers[s][gid].strip() != stubs.get(gid, "").strip()
+               and (fp := _learner_fingerprint(f"{s}.py", answers[s][gid])) is not None}
         counts = Counter(h for fp in raw.values() for h in fp.hashes - stub)
         left_out = stub | {h for h, n in counts.items() if n >= common_at}
         for s, fp in raw.items():

@@ -32,8 +32,8 @@ from nbformat.notebooknode import NotebookNode
 
 from .answers import NotANotebook, exercises, is_answer, read_answers, rebuild
 from .execute import SurvivingExecute
-from .integrity import ROLE, Verdict, bound_names, instrument, verdicts
-from .rewrite import rewrite
+from .integrity import ROLE, Verdict, bound_names, clean_text, instrument, verdicts
+from .rewrite import NOT_RUN, rewrite
 from .sandbox import MIB, Limits, kernel_manager
 from .scratch import measure, private_folder
 from .screen import screen
@@ -355,11 +355,38 @@ def _refusals(nb: NotebookNode) -> list[str]:
         for out in cell.get("outputs", []):
             if out.get("output_type") == "stream":
                 text = out.get("text", "")
-                for line in ("".join(text) if isinstance(text, list) else text).splitlines():
+                text = "".join(t for t in text if isinstance(t, str)) if isinstance(text, list) \
+                    else text if isinstance(text, str) else ""  # the learner's: text only
+                for line in text.splitlines():
                     what = line[len("TIO-REFUSED "):][:120] if line.startswith("TIO-REFUSED ") else ""
                     if what and what not in found:
                         found.append(what)
     return found
+
+
+REJECTED_STUB = ("raise RuntimeError('This answer was not run by the grader: it uses something "
+                 "graded answers may not use, or that the grader cannot read (see your "
+                 "feedback).')")
+
+
+def prepare_answer(source: str) -> tuple[str, str]:
+    """The code to run for one answer and, when it is refused, why (else ``""``).
+
+    Screened (autograder.screen), then every attribute access is checked again at run time
+    (autograder.rewrite). Never raises: an answer the grader cannot process, for any reason, is
+    the learner's input refused (a stub runs, its exercise scores 0, Tampering says why), never
+    a grader failure that would leave the notebook "not graded" (a 0 dodged at will).
+    """
+    try:
+        reasons = screen(source)
+        if not reasons:
+            guarded = rewrite(source)
+            if guarded != NOT_RUN:
+                return guarded, ""
+            reasons = ["not read by the grader (the run-time guard could not rewrite it)"]
+    except Exception as err:  # noqa: BLE001 - see the docstring
+        reasons = [f"not read by the grader ({type(err).__name__})"]
+    return REJECTED_STUB, "; ".join(reasons[:3])
 
 
 def grade_notebook(job: Job) -> Outcome:
@@ -382,18 +409,14 @@ def grade_notebook(job: Job) -> Outcome:
         return out
     out.problems += [f"{label}: {note}" for note in found.notes]
     rejected: dict[str, str] = {}
-    sources = dict(found.sources)
+    to_run: dict[str, str] = {}
     for gid, source in found.sources.items():
-        reasons = screen(source)
-        if reasons:
-            rejected[gid] = "; ".join(reasons[:3])
-            sources[gid] = ("raise RuntimeError('This answer was not run by the grader: it uses "
-                            "something graded answers may not use (see your feedback).')")
-    # Every attribute access of an answer is checked again at run time (autograder.rewrite).
+        to_run[gid], why = prepare_answer(source)
+        if why:
+            rejected[gid] = why
     answer_names = {n for nb_ in (release, solution) for c in nb_.cells if is_answer(c)
                     for n in bound_names(c.source)}
-    nb, plan = instrument(rebuild(release, solution, {g: rewrite(src) for g, src in sources.items()}),
-                          answer_names)
+    nb, plan = instrument(rebuild(release, solution, to_run), answer_names)
     try:
         nb, cut = _execute(nb, job, out.timings)
     except GraderFailure as err:
@@ -446,7 +469,11 @@ def grade_notebook(job: Job) -> Outcome:
     elif any(t.reason == "kernel died" for t in out.tests):
         out.problems.append(f"{label}: the kernel died during grading; cells that did not run "
                             "score 0.")
-    out.executed = nbformat.writes(nb)
+    try:  # the outputs are the learner's: a lone surrogate, nesting too deep to serialise
+        out.executed = clean_text(nbformat.writes(nb))
+    except Exception as err:  # noqa: BLE001 - the scores stand; only the instructor's copy is lost
+        out.problems.append(f"{label}: the executed notebook could not be saved "
+                            f"({type(err).__name__}); its scores stand.")
     out.timings["judging"] = time.monotonic() - started - sum(out.timings.values())
     out.timings = {k: round(v, 3) for k, v in out.timings.items()}
     return out

@@ -39,9 +39,10 @@ def records(cell: NotebookNode, token: str) -> list[dict]:
     for line in _stdout(cell):
         if line.startswith(prefix):
             try:
-                found.append(json.loads(line[len(prefix):]))
-            except ValueError:
-                found.append({"kind": "unreadable"})
+                record = json.loads(line[len(prefix):])
+            except Exception:  # noqa: BLE001 - the learner's output: too deep, too big, not JSON
+                record = None
+            found.append(record if isinstance(record, dict) else {"kind": "unreadable"})
     return found
 
 
@@ -126,7 +127,18 @@ def _raises(actual: dict, expected: dict, options: dict) -> str:
 
 
 def decide(reference: list[dict], learner: list[dict]) -> str:
-    """``""`` when the learner's records pass every decodable check of the reference."""
+    """``""`` when the learner's records pass every decodable check of the reference.
+
+    Never raises: records the grader cannot judge (nested too deep for its recursive decoding,
+    shaped as no check is) fail, with the reason. The learner's records come from their
+    process, so this is learner input, never a grader failure."""
+    try:
+        return _decide(reference, learner)
+    except Exception as err:  # noqa: BLE001 - see the docstring
+        return f"the recorded values could not be judged ({type(err).__name__})"
+
+
+def _decide(reference: list[dict], learner: list[dict]) -> str:
     if len(learner) != len(reference):
         return (f"the test made {len(learner)} check(s), the reference {len(reference)}")
     for i, (ref, got) in enumerate(zip(reference, learner)):

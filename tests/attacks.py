@@ -478,6 +478,19 @@ ATTACKS: dict[str, tuple[str, Build]] = {
                        lambda nb, p: _answer(nb, PADDED_TIMER, 4)),
     "a-inherited-lie": ("a float subclass (via torch.fx.Proxy) whose comparisons all say True",
                         lambda nb, p: _answer(nb, LYING_FLOAT, 4)),
+    # Issue #29: an answer the grader's own parser cannot hold raised RecursionError in the
+    # grader, so the notebook was "not graded" (a 0 dodged, on every regrade). Now refused.
+    "a-long-expression": ("a 60,000-term sum (120 KB) that made ast.parse raise in the grader",
+                          lambda nb, p: _answer(nb, "x = " + " + ".join(["1"] * 60_000), 2)),
+    "a-deep-not": ("`not not ... 1` 10,000 deep, MemoryError in the grader's parser",
+                   lambda nb, p: _answer(nb, "x = " + "not " * 10_000 + "1", 2)),
+    # A syntax error as written that IPython rewrites into Python: the screen and the run-time
+    # guard saw nothing (ast.parse failed), the kernel ran it (IPython dedents, strips prompts).
+    "a-indented-cell": ("an answer cell indented by two spaces, past the screen and the guard",
+                        lambda nb, p: _answer(nb, "".join("  " + line + "\n" for line in
+                                                          (WRONG + FORGE).splitlines()), 2)),
+    "a-call-escape": ("IPython's `/f x` call escape: exec reached without writing `exec(`",
+                      lambda nb, p: _cheat(nb, '/exec "import os"\n')),
 }
 
 

@@ -156,7 +156,8 @@ def test_attacks_are_reported(attacked):
                     "a-singledispatch-eval", "a-benchmark-timer",
                     "a-update-wrapper-code", "a-wraps-alias", "a-metaclass-float",
                     "a-annassign-shadow", "a-format-leak", "a-format-leak-dynamic",
-                    "a-format-leak-unbound", "a-format-leak-map"):
+                    "a-format-leak-unbound", "a-format-leak-map", "a-long-expression",
+                    "a-deep-not", "a-indented-cell", "a-call-escape"):
         assert f"{student}/{A}" in out.split("Tampering")[-1], (student, out)
     for student, words in (("a-symlink", "symlink"), ("a-huge", "limit"), ("a-zipbomb", "limit"),
                            ("a-locked-edit", "locked cell"), ("a-skip-tags", "locked cell"),
@@ -193,6 +194,13 @@ def test_unparsable_json_is_the_students_broken_file_not_a_grader_failure(attack
     for student in ("a-deep-json", "a-bigint"):
         assert grading.status(attacked["workdir"], student, A) == "graded", student
         assert any(student in line and "not a readable notebook" in line
+                   for line in attacked["run"].stdout.splitlines()), attacked["run"].stdout[-3000:]
+
+
+def test_an_answer_the_grader_cannot_parse_is_refused_not_a_grader_failure(attacked):
+    for student in ("a-long-expression", "a-deep-not"):
+        assert grading.status(attacked["workdir"], student, A) == "graded", student
+        assert any(student in line and "not read by the grader" in line
                    for line in attacked["run"].stdout.splitlines()), attacked["run"].stdout[-3000:]
 
 
