@@ -13,12 +13,12 @@ import json
 import subprocess
 import sys
 
+import drift
+import drift_probe
 import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
-import drift
-import drift_probe
 from coursefiles import REPO, assignments
 from nbrun import run_notebook
 
