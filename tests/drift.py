@@ -94,6 +94,8 @@ MATRIX = [
           "torch==2.13.0"),
     Entry("colab-2.11", "Colab: torch 2.11 (a CUDA build, no GPU) with Colab's ipywidgets 7.7 pins",
           "torch==2.11.0", pins=COLAB_PINS),
+    Entry("pypi-2.14", "their own environment a release ago: PyPI's torch 2.14.1 (a CUDA build, no "
+          "driver)", "torch==2.14.1"),
     Entry("newest", "their own environment: the newest torch on PyPI", "torch"),
     Entry("native-2.13", "macOS on Apple silicon (MPS) or Windows: PyPI's torch 2.13 there "
           "(the weekly workflow's macOS and Windows runners)", "torch==2.13.0", index="native"),
@@ -102,7 +104,7 @@ MATRIX = [
           index="nightly", allowed_to_fail=True),
 ]
 # What `tio.py drift` runs on Linux by default; native-2.13 and nightly are the workflow's.
-DEFAULT_ENTRIES = ["cpu-2.13", "laptop-2.13-cuda", "colab-2.11", "newest"]
+DEFAULT_ENTRIES = ["cpu-2.13", "laptop-2.13-cuda", "colab-2.11", "pypi-2.14", "newest"]
 
 
 def _project(line: str) -> str:
