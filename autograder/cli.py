@@ -178,6 +178,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _grade(args: argparse.Namespace) -> int:
+    from . import cgroup
     from .grading import default_jobs, grade
     from .sandbox import container_hint, unavailable
     from .scratch import UnsafeTempDir, kernel_parent
@@ -198,9 +199,24 @@ def _grade(args: argparse.Namespace) -> int:
         if reason:
             raise CourseError(f"cannot sandbox learners' code here: {reason}.\n{container_hint()}")
     names = resolve_assignments(args.assignments)
+    if args.memory < 1:
+        raise CourseError("--memory must be at least 1 MiB.")
     limits = Limits(cell_timeout=args.timeout, notebook_timeout=args.notebook_timeout,
                     memory_bytes=args.memory * 2**20,
                     cpu_seconds=max(Limits.cpu_seconds, 2 * args.notebook_timeout))
+    # Here, before any worker starts: a v2 grader alone in a delegated group moves itself into
+    # a leaf, and its workers must start there (autograder.cgroup).
+    bound = cgroup.support()
+    cgroup.sweep_abandoned(bound)
+    print(bound.describe(limits.memory_bytes, limits.processes))
+    if not args.scheduler:
+        # N sandboxes may each fill their budget: never promise more than the machine has.
+        fit, why = cgroup.jobs_that_fit(jobs, limits.memory_bytes, cgroup.available_memory())
+        if fit < 1:
+            raise CourseError(f"{why}.")
+        if why:
+            print(f"note: {why}.", file=sys.stderr)
+        jobs = fit
     results, problems, tampering = grade(args.submissions, args.workdir.resolve(), names, limits,
                                          jobs=jobs, sandboxed=not args.no_sandbox,
                                          progress=not args.no_progress,

@@ -3,7 +3,10 @@
 Run as a script (isolated mode, no site), so it starts in milliseconds and imports nothing
 from the environment. ``SPEC`` is ``as=BYTES,cpu=SECONDS,fsize=BYTES,nproc=N[,fd=N:PATH]``;
 each limit is set as both soft and hard limit, so the limited process cannot raise it.
-``nproc`` counts tasks (threads too) of the process's real user id. ``fd=N:PATH`` (last, so
+``nproc`` counts tasks (threads too) of the process's real user id. ``cg=HEX`` (repeatable:
+a path, hex-encoded so that no character of it can break SPEC) is a ``cgroup.procs`` file this
+process joins first, so that everything the command starts is inside the sandbox's group
+(:mod:`autograder.cgroup`); if it cannot, nothing runs. ``fd=N:PATH`` (last, so
 ``PATH`` may hold commas) opens ``PATH`` read-only as descriptor ``N``, inherited by the
 command (bubblewrap's ``--seccomp N`` reads the filter from it). Exits 127 with a message when
 the command cannot start.
@@ -23,13 +26,25 @@ def main(argv: list[str]) -> int:
         return 2
     # fd= comes last and its PATH runs to the end of SPEC: a folder name may hold commas.
     limits, _, descriptor = argv[0].partition("fd=")
+    items = list(filter(None, limits.split(",")))
+    for item in items:
+        if item.startswith("cg="):
+            path = bytes.fromhex(item[3:]).decode()
+            try:
+                with open(path, "w") as fh:
+                    fh.write(str(os.getpid()))
+            except OSError as err:
+                sys.stderr.write(f"rlimit_exec: cannot join the sandbox's cgroup {path}: {err}\n")
+                return 127
     if descriptor:
         number, _, path = descriptor.partition(":")
         fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
         os.dup2(fd, int(number), inheritable=True)
         os.close(fd)
-    for item in filter(None, limits.split(",")):
+    for item in items:
         key, _, value = item.partition("=")
+        if key == "cg":
+            continue
         limit = int(value)
         resource.setrlimit(_LIMITS[key], (limit, limit))
     try:

@@ -17,7 +17,10 @@ Contract: :func:`kernel_manager` returns a jupyter_client kernel manager whose k
   read-only; ``/tmp``, ``/dev/shm`` and ``$HOME`` are small private tmpfs; the one host folder
   it can write is its socket folder, inside a private folder of the grader's (mode 0700) that
   the grader measures while it runs (:mod:`autograder.scratch`) and removes afterwards;
-* with ``RLIMIT_AS`` (memory), ``RLIMIT_CPU``, ``RLIMIT_FSIZE`` and ``RLIMIT_NPROC`` (tasks);
+* with ``RLIMIT_AS`` (memory), ``RLIMIT_CPU``, ``RLIMIT_FSIZE`` and ``RLIMIT_NPROC`` (tasks) per
+  process, and memory and tasks bounded for the sandbox as a whole: in a cgroup of its own,
+  joined before bwrap starts, or, where none can be made, measured by the grader
+  (:mod:`autograder.cgroup`);
 * talking to the grader over ZMQ's ``ipc`` transport: unix sockets in the socket folder.
 
 :func:`unavailable` says why the sandbox cannot run here (``None`` when it can). With
@@ -40,6 +43,8 @@ from pathlib import Path
 
 from jupyter_client.manager import AsyncKernelManager
 
+from .cgroup import Group
+
 LIMITER = Path(__file__).with_name("rlimit_exec.py")
 SANDBOX_HOME = "/home/learner"
 MIB = 1 << 20
@@ -54,10 +59,10 @@ class Limits:
 
     cell_timeout: int = 60          # seconds per cell, then interrupted (scores 0)
     notebook_timeout: int = 900     # seconds per notebook, then killed (the rest scores 0)
-    memory_bytes: int = 6 * 1024 * MIB   # address space per process (RLIMIT_AS)
+    memory_bytes: int = 6 * 1024 * MIB   # per process (RLIMIT_AS), and all of them together
     cpu_seconds: int = 1800         # CPU time per process (RLIMIT_CPU)
     file_bytes: int = 64 * MIB      # largest file it may write (RLIMIT_FSIZE); socket folder total
-    processes: int = 256            # tasks (processes and threads) it may add (RLIMIT_NPROC)
+    processes: int = 256            # tasks (processes and threads): RLIMIT_NPROC, pids.max
     tmpfs_bytes: int = 512 * MIB    # size of each private tmpfs (/tmp, /dev/shm, $HOME)
     output_bytes: int = 1 * MIB     # notebook output kept; beyond, only grading lines are kept
     scratch_entries: int = 4096     # files and folders the socket folder may hold
@@ -252,7 +257,8 @@ def _user_task_count() -> int:
     return count
 
 
-def limiter_prefix(limits: Limits, work: Path, *, sandboxed: bool = True) -> list[str]:
+def limiter_prefix(limits: Limits, work: Path, *, sandboxed: bool = True,
+                   join: list[Path] | None = None) -> list[str]:
     """``python rlimit_exec.py SPEC --``: sets the limits (and the seccomp fd), then execs the rest.
 
     The seccomp filter is written into ``work`` (the grader's private folder for this kernel),
@@ -260,9 +266,11 @@ def limiter_prefix(limits: Limits, work: Path, *, sandboxed: bool = True) -> lis
 
     Graded by root, the sandbox's uid is fresh, so its task limit is the whole budget; graded by
     a user, every sandbox shares that user's count, so the limit is added to what runs now.
+    ``join``: the sandbox's ``cgroup.procs`` files, joined before anything else runs.
     """
     spec = [f"as={limits.memory_bytes}", f"cpu={limits.cpu_seconds}",
             f"fsize={limits.file_bytes}"]
+    spec += [f"cg={os.fsencode(path).hex()}" for path in join or []]
     if grader_is_root() and sandboxed:
         spec.append(f"nproc={limits.processes}")
     elif not grader_is_root():
@@ -299,6 +307,7 @@ class SandboxedKernelManager(AsyncKernelManager):
     wrapper: list[str] = []
     log_path: str = ""
     sandbox_uid: int | None = None
+    group: Group | None = None
 
     def format_kernel_cmd(self, extra_arguments: list[str] | None = None) -> list[str]:
         return [*self.wrapper, *super().format_kernel_cmd(extra_arguments)]
@@ -313,6 +322,8 @@ class SandboxedKernelManager(AsyncKernelManager):
             kw["stdout"], kw["stderr"] = log, log
             await super()._async_launch_kernel(kernel_cmd, **kw)
         self.launched = getattr(self.provisioner, "process", None)
+        if self.group is not None and self.launched is not None:
+            self.group.root_pid = self.launched.pid
 
     def reap(self, grace: float = 0.0) -> None:
         """End the sandbox (after ``grace`` seconds) and wait until it is gone.
@@ -327,6 +338,8 @@ class SandboxedKernelManager(AsyncKernelManager):
 
         process = getattr(self, "launched", None)
         if process is None:
+            if self.group is not None:
+                self.group.close()
             return
         inner = _children(process.pid)  # bwrap's process inside: the PID namespace's first
         try:
@@ -342,6 +355,8 @@ class SandboxedKernelManager(AsyncKernelManager):
         deadline = time.monotonic() + 30
         while any(_running(pid) for pid in inner) and time.monotonic() < deadline:
             time.sleep(0.05)
+        if self.group is not None:
+            self.group.close()  # whatever is left, and the group itself
 
 
 def _children(pid: int) -> list[int]:
@@ -366,7 +381,9 @@ def kernel_manager(work: Path, limits: Limits, *, sandboxed: bool,
     """A kernel manager for one submission, in the grader's private folder ``work``.
 
     Sockets and connection file live in ``work/sock`` (see :func:`prepare_socket_dir`), the
-    kernel's log in ``work/kernel.log``.
+    kernel's log in ``work/kernel.log``. The sandbox's group (:mod:`autograder.cgroup`) is made
+    here and removed by :meth:`SandboxedKernelManager.reap`; raises :class:`OSError` when it
+    cannot be made (the kernel never starts: not graded).
     """
     uid = sandbox_uid() if sandboxed and grader_is_root() else None
     socket_dir = prepare_socket_dir(work, limits, uid)
@@ -378,7 +395,12 @@ def kernel_manager(work: Path, limits: Limits, *, sandboxed: bool,
     # Interrupt with a control message: ipykernel then signals itself. A SIGINT to the process
     # group would reach bwrap's own processes too and end the whole sandbox, not the cell.
     km.kernel_spec.interrupt_mode = "message"
-    prefix = limiter_prefix(limits, work, sandboxed=sandboxed)
+    km.group = Group(limits.memory_bytes, limits.processes)
+    try:
+        prefix = limiter_prefix(limits, work, sandboxed=sandboxed, join=km.group.join_files())
+    except BaseException:
+        km.group.close()
+        raise
     if sandboxed:
         km.wrapper = [*prefix, *bwrap_args(socket_dir, limits, hidden, uid)]
     else:

@@ -31,6 +31,7 @@ from nbclient.util import run_sync
 from nbformat.notebooknode import NotebookNode
 
 from .answers import NotANotebook, exercises, is_answer, read_answers, rebuild
+from .cgroup import POLL_SECONDS
 from .execute import SurvivingExecute
 from .integrity import ROLE, Verdict, bound_names, clean_text, instrument, verdicts
 from .rewrite import NOT_RUN, rewrite
@@ -237,7 +238,9 @@ def _content_bytes(content: Any) -> int:
 
 
 class _Watchdog:
-    """Kills the kernel when the notebook's wall time or its socket folder's bounds are exceeded.
+    """Kills the sandbox when the notebook's wall time, its socket folder's bounds or its memory
+    budget (:mod:`autograder.cgroup`: its group's OOM state, or in the fallback its measured
+    total) are exceeded.
 
     Measures ``time.monotonic()``, not loop turns; each look at the folder is bounded work
     (:func:`autograder.scratch.measure`); if the watchdog itself fails, it kills the kernel
@@ -267,10 +270,17 @@ class _Watchdog:
 
     def _run(self) -> None:
         deadline = time.monotonic() + self.limits.notebook_timeout
-        while not self._stop.wait(min(1.0, max(0.0, deadline - time.monotonic()))):
+        group = getattr(self.km, "group", None)
+        # A group's OOM state is one small file; the fallback's measure must look often.
+        tick = POLL_SECONDS if group is not None and group.support.mode == "none" else 0.5
+        next_measure = 0.0
+        while not self._stop.wait(min(tick, max(0.0, deadline - time.monotonic()))):
             if time.monotonic() >= deadline:
                 self.reason = "notebook time limit"
-            else:
+            elif group is not None and group.exceeded():
+                self.reason = group.budget_message()
+            elif time.monotonic() >= next_measure:
+                next_measure = time.monotonic() + 1.0
                 usage = measure(self.folder, max_bytes=self.limits.file_bytes,
                                 max_entries=self.limits.scratch_entries)
                 if usage.over:
@@ -280,6 +290,9 @@ class _Watchdog:
                 return
 
     def _kill(self) -> None:
+        group = getattr(self.km, "group", None)
+        if group is not None:
+            group.kill()  # every process of the sandbox, not only the kernel's process group
         provisioner = getattr(self.km, "provisioner", None)
         process = getattr(provisioner, "process", None)
         if process is not None:
@@ -303,8 +316,11 @@ def _execute(nb: NotebookNode, job: Job, timings: dict[str, float] | None = None
     with private_folder() as work:
         km = None
         try:
-            km = kernel_manager(work, job.limits, sandboxed=job.sandboxed,
-                                hidden=[Path(h) for h in job.hidden])
+            try:
+                km = kernel_manager(work, job.limits, sandboxed=job.sandboxed,
+                                    hidden=[Path(h) for h in job.hidden])
+            except OSError as err:
+                raise GraderFailure(f"the sandbox's cgroup could not be made ({err})") from None
             # No message over this size is read from the kernel (ZMQ drops it and reconnects):
             # an 80 MB error message costs the learner that cell, never the grader its memory.
             km.context.setsockopt(zmq.MAXMSGSIZE, MAX_MESSAGE_BYTES)
@@ -328,6 +344,10 @@ def _execute(nb: NotebookNode, job: Job, timings: dict[str, float] | None = None
                     if not dog.reason:
                         dog.reason = (f"grading stopped early ({type(err).__name__}: "
                                       f"{_first_line(err)})")
+            if not dog.reason and km.group is not None and km.group.exceeded():
+                # The group's OOM kill ended the kernel before the watchdog's next look.
+                dog.reason = km.group.budget_message()
+                dog._kill()
             return nb, dog.reason
         finally:
             if km is not None:
