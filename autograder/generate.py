@@ -104,7 +104,7 @@ def launch_cells(pub: Publication, path: str) -> list[nbformat.NotebookNode]:
     badges = nbformat.v4.new_markdown_cell(
         badges_markdown(pub, path) + "\n\n*Colab: run the setup cell below first; for a GPU pick "
         "Runtime > Change runtime type. Binder: CPU only, nothing to install. "
-        "Locally: `python3 tio.py lab`.*\n\n" + verified_markdown(assignment),
+        "Locally: `python3 tio.py lab`.*\n\n" + verified_markdown(assignment, pub),
         id=LAUNCH_CELL_IDS[0], metadata={"tags": [LAUNCH_TAG]})
     setup = nbformat.v4.new_code_cell(setup_cell_source(pub.repository, pub.branch),
                                       id=LAUNCH_CELL_IDS[1], metadata={"tags": [LAUNCH_TAG]})

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .course import REPO, CourseError, publication
+from .course import REPO, CourseError, Publication, publication
 
 REPORT_JSON = REPO / "benchmarks" / "drift-report.json"
 REPORT_MD = "benchmarks/drift-report.md"
@@ -31,10 +31,15 @@ def verified_builds(assignment: str, report: Path = REPORT_JSON) -> tuple[list[s
                           "`python3 tio.py drift --report`.") from err
 
 
-def verified_markdown(assignment: str, report: Path = REPORT_JSON) -> str:
-    """The line a notebook shows, e.g. "*Verified on torch 2.11.0 (CUDA 13.0 build, no GPU), ...*"."""
+def report_url(pub: Publication) -> str:
+    return f"{pub.repository}/blob/{pub.branch}/{REPORT_MD}"
+
+
+def verified_markdown(assignment: str, pub: Publication | None = None, report: Path = REPORT_JSON) -> str:
+    """The line a notebook shows, e.g. "*Verified on torch 2.11.0 (CUDA 13.0 build, no GPU), ...*",
+    linking to the report where ``pub`` (default: pyproject's setting) publishes the course."""
     builds, date = verified_builds(assignment, report)
-    url = f"{publication().repository}/blob/{publication().branch}/{REPORT_MD}"
+    url = report_url(pub or publication())
     if not builds:
         return (f"*Not yet verified by the course's drift check ([report]({url})): if a cell of the "
                 "course fails, it may be your torch version, not you.*")

@@ -21,6 +21,7 @@ import pytest
 
 from autograder import generate as gen
 from autograder.course import CourseError, Publication, _tool_table_fallback, publication
+from autograder.verified import report_url, verified_markdown
 from coursefiles import REPO, assignments, read, release_path
 from tensorcourse import colab
 
@@ -100,8 +101,9 @@ def test_every_student_notebook_starts_with_badges_then_the_colab_setup_cell(ass
     badges, setup = nb.cells[0], nb.cells[1]
     assert badges.cell_type == "markdown" and gen.is_launch_cell(badges)
     assert _links(badges.source) == [gen.COLAB_BADGE, gen.colab_url(PUB, path),
-                                     gen.BINDER_BADGE, gen.binder_url(PUB, path)]
+                                     gen.BINDER_BADGE, gen.binder_url(PUB, path), report_url(PUB)]
     assert "Change runtime type" in badges.source  # how to get a GPU on Colab
+    assert verified_markdown(assignment) in badges.source  # the builds it was verified on
     assert setup.cell_type == "code" and gen.is_launch_cell(setup)
     assert setup.source == colab.setup_cell_source(PUB.repository, PUB.branch)
     assert "nbgrader" not in setup.metadata and "nbgrader" not in badges.metadata  # not graded
@@ -115,6 +117,7 @@ def test_a_fork_changes_one_setting_and_generate_follows(tmp_path, monkeypatch):
     folder = gen.generate_into(ALL[0], tmp_path)
     nb = read(folder / f"{ALL[0]}.ipynb")
     assert gen.colab_url(fork, f"notebooks/{ALL[0]}/{ALL[0]}.ipynb") in nb.cells[0].source
+    assert report_url(fork) in nb.cells[0].source
     assert "git+https://github.com/a-school/tio-fork@autumn-term" in nb.cells[1].source
     assert PUB.owner_name not in nbformat.writes(nb)
     readme = tmp_path / "README.md"

@@ -183,7 +183,7 @@ def page_notebook(assignment: str, executed: nbformat.NotebookNode) -> nbformat.
             cell.source = (badges_markdown(publication(), f"notebooks/{assignment}/{assignment}.ipynb")
                            + f' <a class="tio-download" href="../../downloads/{assignment}.ipynb" '
                            f'download="{assignment}.ipynb">Download the notebook</a>\n\n'
-                           + verified_markdown(assignment))
+                           + verified_markdown(assignment, publication()))
         if cell.cell_type == "code":
             cell.outputs = []
             cell.execution_count = None
