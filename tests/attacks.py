@@ -1,10 +1,11 @@
-"""A corpus of submissions that try to cheat the grader or harm others, for notebook 01.
+"""A corpus of submissions that try to cheat the grader or harm others: notebook 01 (`ATTACKS`),
+and single exercises of other notebooks (`OTHER_ATTACKS`, at the end).
 
 Every attack starts from the untouched release (no exercise solved), so any point it earns
 is a forgery; an attack that patches what tests rely on also answers exercise 3 wrongly
 (``WRONG``), so it scores 0 only if the patch is defeated. Each entry: student id -> (what
 it tries, a function building the notebook from the release and the folder paths the
-attack aims at). ``tests/test_grading_attacks.py`` grades them all in one run next to
+attack aims at). ``tests/test_grading_attacks.py`` grades them all in one run per notebook next to
 honest controls.
 """
 
@@ -494,3 +495,29 @@ ATTACKS: dict[str, tuple[str, Build]] = {
 }
 
 
+
+
+# -- attacks on other notebooks' exercises ---------------------------------------------------
+# Issue #29: 06 Ex4's test handed its list of batches to the answer and then derived the
+# expected losses from it, and read autograd's recording from an attribute of the model it
+# handed over. Rewriting every target into the model's own output made the expected loss 0.0;
+# setting `grad_mode` forged the no_grad check: 3/3 without solving, no Tampering line. Now
+# the expected losses are computed first, the answer gets copies of the batches, the recording
+# sits where answers cannot reach, and the losses are a recorded check decided outside.
+REWRITE_BATCHES = '''def validation_losses(model, batches):
+    for i, (x, y) in enumerate(batches):
+        with torch.no_grad():
+            batches[i] = (x, model.lin(x))
+    model.grad_mode = [False] * len(batches)
+    return [0.0] * len(batches)
+'''
+
+# assignment -> {student id: (what it tries, build)}: graded one run per assignment, from its
+# untouched release, next to an all-solved and an untouched control (test_grading_attacks.py).
+OTHER_ATTACKS: dict[str, dict[str, tuple[str, Build]]] = {
+    "06-troubleshooting": {
+        "a-rewrite-batches": ("rewrite the batches the test handed over so its expected loss is 0, "
+                              "forge the spy's grad_mode, return zeros",
+                              lambda nb, p: _answer(nb, REWRITE_BATCHES, 3)),
+    },
+}

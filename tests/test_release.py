@@ -9,6 +9,7 @@ import subprocess
 import sys
 
 import pytest
+from verdict_rules import bound_names, check_calls, module_names, touched_expectations
 
 from autograder.generate import LAUNCH_CELL_IDS, is_launch_cell
 from coursefiles import (
@@ -162,3 +163,112 @@ def test_test_cells_judge_numbers_of_exact_built_in_types(assignment):
         if is_test(cell):
             bad = re.findall(r"isinstance\([^()]*,\s*\(?\s*(?:float|int|complex)\b[^)]*\)", cell.source)
             assert not bad, f"{nbgrader_meta(cell)['grade_id']}: use type(x) is float (or int) in {bad}"
+
+
+# -- every verdict decided outside the kernel (issue #29; tests/verdict_rules.py) ------------
+
+def _graded_cells():
+    for assignment in ALL:
+        nb = read(solution_path(assignment))
+        modules = module_names([c.source for c in nb.cells if c.cell_type == "code"])
+        for s, t in exercises(nb):
+            yield assignment, nb.cells[s], nb.cells[t], modules
+
+
+def test_every_test_cell_records_a_value_check():
+    """Rule 1: each test cell calls tc.check.same_value / same_tensor / raises itself, so the
+    grader records its checks and decides them again against the reference run. (The grading
+    run holds the records; tests/test_grading_values.py shows them decided outside.)"""
+    cells = list(_graded_cells())
+    missing = [nbgrader_meta(t)["grade_id"] for _, _, t, _ in cells if not check_calls(ast.parse(t.source))]
+    assert not missing, f"test cells with no recorded tc.check call: {missing}"
+    assert len(cells) >= 72
+
+
+# Cells whose checks still compare against values computed from objects the learner's code had
+# received (rule 2), mostly `same_tensor(f(x), expr(x))` in one call: the score is decided outside
+# against the reference run's expected value, so these stay right; the in-kernel verdict and the
+# feedback do not. This list only shrinks: a cell not listed must be clean, and a listed cell
+# that became clean must leave it.
+TOUCHED_EXPECTATIONS_LEFT = {
+    ("01-why-tensors", "ex2-shares-storage"),
+    ("01-why-tensors", "ex3-center-rows"),
+    ("01-why-tensors", "ex4-hidden-grad"),
+    ("02-creating-tensors", "ex6-buffer"),
+    ("03-indexing-and-views", "ex1-storage-position"),
+    ("03-indexing-and-views", "ex4-standardized"),
+    ("03-indexing-and-views", "ex6-sliding-windows"),
+    ("03-indexing-and-views", "ex7-anti-diagonal"),
+    ("04-operations-and-autograd", "ex1-broadcast-shape"),
+    ("04-operations-and-autograd", "ex2-add-cost"),
+    ("04-operations-and-autograd", "ex3-layer-loss"),
+    ("04-operations-and-autograd", "ex5-train-head"),
+    ("05-memory-and-performance", "ex6-amp-step"),
+    ("06-troubleshooting", "ex1-first-nonfinite"),
+    ("06-troubleshooting", "ex2-watch-gradients"),
+    ("06-troubleshooting", "ex5-graph-size"),
+    ("07-programmable-tensor-system", "ex1-aten-ops"),
+    ("07-programmable-tensor-system", "ex3-node-counts"),
+    ("07-programmable-tensor-system", "ex4-graph-ops"),
+    ("07-programmable-tensor-system", "ex5-no-breaks"),
+    ("08-autograd-function-and-compilers", "ex2-leaky-relu"),
+    ("08-autograd-function-and-compilers", "ex3-linear-fn"),
+    ("08-autograd-function-and-compilers", "ex4-saved-bytes"),
+    ("08-autograd-function-and-compilers", "ex6-export-clip"),
+    ("09-layout-devices-gradient-lifetime", "ex2-is-contiguous"),
+    ("09-layout-devices-gradient-lifetime", "ex4-to-device"),
+    ("09-layout-devices-gradient-lifetime", "ex5-logged-means"),
+    ("10-training-script", "ex2-pad-collate"),
+    ("10-training-script", "ex5-checkpoint"),
+    ("11-leaks-gradients-compile-hangs", "ex1-pinned-bytes"),
+    ("11-leaks-gradients-compile-hangs", "ex2-train-epoch"),
+    ("11-leaks-gradients-compile-hangs", "ex4-diagnose"),
+    ("11-leaks-gradients-compile-hangs", "ex6-standardize"),
+    ("12-torch-func-and-kernels", "ex2-per-sample-grads"),
+    ("12-torch-func-and-kernels", "ex4-triton-kernel"),
+}
+
+
+def test_no_test_cell_compares_against_what_the_learner_touched():
+    """Rule 2: expected values are computed before the learner's code receives the objects they
+    derive from, or the learner gets copies (tests/verdict_rules.py says what is read)."""
+    new, stale = [], []
+    for assignment, answer, test, modules in _graded_cells():
+        gid = nbgrader_meta(test)["grade_id"]
+        found = touched_expectations(test.source, bound_names(answer.source), modules)
+        if found and (assignment, gid) not in TOUCHED_EXPECTATIONS_LEFT:
+            new.append(f"{assignment}/{gid}:\n      " + "\n      ".join(found))
+        if not found and (assignment, gid) in TOUCHED_EXPECTATIONS_LEFT:
+            stale.append(f"{assignment}/{gid}")
+    assert not new, "checks comparing against what the learner's code received:\n  " + "\n  ".join(new)
+    assert not stale, f"clean now: remove from TOUCHED_EXPECTATIONS_LEFT: {stale}"
+
+
+def test_the_touched_expectation_rule_catches_the_known_attack():
+    """06 Ex4 as it was: the test handed `data` to the learner, then derived the expected losses
+    from it. Computed first, or with the learner given copies, it is clean."""
+    before = ("spy = _Spy()\ndata = [(torch.randn(4, 3), torch.randn(4, 1))]\n"
+              "result = validation_losses(spy, data)\n"
+              "_expected = [F.mse_loss(spy.lin(x), y).item() for x, y in data]\n"
+              "assert tc.check.same_value(result, _expected)\n")
+    learner = {"validation_losses"}
+    assert touched_expectations(before, learner, frozenset({"torch", "F"}))
+    # ... and so is one computed after the model itself was handed over
+    handed_model = before.replace("(spy, data)", "(spy, [(x.clone(), y.clone()) for x, y in data])")
+    assert touched_expectations(handed_model, learner, frozenset({"torch", "F"}))
+    first = ("spy = _Spy()\ndata = [(torch.randn(4, 3), torch.randn(4, 1))]\n"
+             "_expected = [F.mse_loss(spy.lin(x), y).item() for x, y in data]\n"
+             "result = validation_losses(spy, data)\n"
+             "assert tc.check.same_value(result, _expected)\n")
+    assert not touched_expectations(first, learner, frozenset({"torch", "F"}))
+    copies = before.replace("validation_losses(spy, data)", "validation_losses(copy.deepcopy(spy), "
+                            "[(x.clone(), y.clone()) for x, y in data])")
+    assert not touched_expectations(copies, learner, frozenset({"torch", "F"}))
+    # the same call, the expected value an alias of what the learner got, or via a helper
+    alias = "x = torch.ones(3)\nv = x[0]\nassert tc.check.same_tensor(f(x), v * 2)\n"
+    assert touched_expectations(alias, {"f"}, frozenset({"torch"}))
+    helper = ("def _check(a, want):\n    assert tc.check.same_tensor(f(a), want)\n\n"
+              "x = torch.ones(3)\n_check(x, x)\n")
+    assert touched_expectations(helper, {"f"}, frozenset({"torch"}))
+    assert not touched_expectations(helper.replace("_check(x, x)", "_check(x, x.clone())"),
+                                    {"f"}, frozenset({"torch"}))
