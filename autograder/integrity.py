@@ -58,6 +58,15 @@ def _tio_make_guard():
     # it re-wraps torch.manual_seed, which `unchanged` below accepts)
     from IPython import get_ipython
     shell = get_ipython()
+    # A one-line cell also goes through IPython's prefilter: with automagic on, `who('{expr}')`
+    # becomes a line magic whose {expr} IPython evaluates in the namespace, unscreened and
+    # unguarded (red team, issue #29: 14/14 without solving); autocall and macros likewise run
+    # what the grader never read. Answers are plain Python: the prefilter's checkers are all off
+    # (%magics, !commands and ? still work: the input transformers handle those).
+    shell.automagic = False
+    shell.autocall = 0
+    for _checker in shell.prefilter_manager.checkers:
+        _checker.enabled = False
     write = builtins.print
     # The tests' own copy of the checkers, loaded here from the same file and never put where
     # learner code can name it: a checker a learner holds (functools.partial(tc.check.same_value,
@@ -136,6 +145,8 @@ def _tio_make_guard():
                 "answer guard": (shell.user_ns.get("__tio_getattr__"),
                                  shell.user_ns.get("__tio_setattr__"), shell.user_ns.get("__tio_type__")),
                 "post_run_cell": tuple(shell.events.callbacks.get("post_run_cell", ())),
+                "prefilter": (shell.automagic, shell.autocall, tuple(shell.prefilter_manager.checkers),
+                              tuple(c.enabled for c in shell.prefilter_manager.checkers)),
                 "default dtype": torch.get_default_dtype()}
     hook_baseline = hooks()
 

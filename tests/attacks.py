@@ -103,6 +103,66 @@ tc = Fake()
 isinstance = lambda *a, **k: True
 '''
 
+# Red team of issue #29: the code a one-line `who('{...}')` answer ran through automagic. It
+# rewrites every test's source so each check compares the test's own expected value with itself.
+AUTOMAGIC_PAYLOAD = r'''
+import ast, IPython
+ip = IPython.get_ipython()
+ns = ip.user_ns
+
+class T(ast.NodeTransformer):
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        f = node.func
+        name = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
+        if name in ("same_tensor", "same_value") and len(node.args) >= 2:
+            node.args[0] = node.args[1]          # actual := the test's own expected value
+        elif name == "raises" and len(node.args) >= 2:
+            match = next((k.value for k in node.keywords if k.arg == "match"), ast.Constant("x"))
+            # fn := something that raises the expected exception with a matching message
+            node.args[1] = ast.parse(
+                "lambda *a, **k: (_ for _ in ()).throw(E(M))", mode="eval").body
+            node.args[1].body.func.value.elt = node.args[1].body.func.value.elt
+            node.args[1] = ast.Lambda(args=node.args[1].args, body=ast.Call(
+                func=ast.Attribute(value=ast.GeneratorExp(elt=ast.Name("_", ast.Load()), generators=[
+                    ast.comprehension(target=ast.Name("_", ast.Store()), iter=ast.Tuple([], ast.Load()),
+                                      ifs=[], is_async=0)]), attr="throw", ctx=ast.Load()),
+                args=[ast.Call(func=node.args[0], args=[match], keywords=[])], keywords=[]))
+        return node
+
+def wrap(stmts):
+    out = []
+    for s in stmts:
+        for field in ("body", "orelse", "finalbody"):
+            if isinstance(getattr(s, field, None), list) and getattr(s, field):
+                setattr(s, field, wrap(getattr(s, field)))
+        if isinstance(s, ast.Try):
+            for h in s.handlers: h.body = wrap(h.body)
+        if isinstance(s, (ast.FunctionDef, ast.ClassDef, ast.For, ast.While, ast.With, ast.If, ast.Try)):
+            out.append(s); continue
+        if isinstance(s, ast.Assert):
+            s = ast.Expr(s.test)
+        catch_all = ast.ExceptHandler(type=ast.Name("BaseException", ast.Load()), name=None,
+                                      body=[ast.Pass()])
+        out.append(ast.Try(body=[s], handlers=[catch_all], orelse=[], finalbody=[]))
+    return out
+
+def forged(source):
+    tree = T().visit(ast.parse(source))
+    tree.body = wrap(tree.body)
+    return ast.unparse(ast.fix_missing_locations(tree))
+
+for name in list(ns):
+    if name.startswith("_tio_test_"):
+        real = ns[name]
+        ns[name] = lambda token, source, aliases, real=real: real(token, forged(source), aliases)
+    if name.startswith("_tio_guard_"):
+        ns[name] = lambda token: print("\nTIO-OK", token, flush=True)
+print("FORGE INSTALLED", flush=True)
+'''
+AUTOMAGIC_LINE = "who('{exec(bytes.fromhex(\"HEX\").decode())}')".replace(
+    "HEX", AUTOMAGIC_PAYLOAD.encode().hex())
+
 # The issue's one-line screen bypass: getattr under another name reaches the notebook's
 # globals, replaces the guard and keeps only the pass line of every cell.
 FORGE = '''
@@ -492,6 +552,10 @@ ATTACKS: dict[str, tuple[str, Build]] = {
                                                           (WRONG + FORGE).splitlines()), 2)),
     "a-call-escape": ("IPython's `/f x` call escape: exec reached without writing `exec(`",
                       lambda nb, p: _cheat(nb, '/exec "import os"\n')),
+    "a-automagic": ("a one-line answer IPython's automagic turns into a line magic whose {expr} it "
+                    "evaluates unguarded: replaced every test's checks by their expected values "
+                    "(14/14 before the prefilter was turned off)",
+                    lambda nb, p: _answer(nb, AUTOMAGIC_LINE, 0)),
 }
 
 
