@@ -145,8 +145,9 @@ def _tio_make_guard():
                 "answer guard": (shell.user_ns.get("__tio_getattr__"),
                                  shell.user_ns.get("__tio_setattr__"), shell.user_ns.get("__tio_type__")),
                 "post_run_cell": tuple(shell.events.callbacks.get("post_run_cell", ())),
-                "prefilter": (shell.automagic, shell.autocall, tuple(shell.prefilter_manager.checkers),
-                              tuple(c.enabled for c in shell.prefilter_manager.checkers)),
+                # flat: `same` compares a tuple's items by identity (True/False, small ints)
+                "prefilter": (shell.automagic, shell.autocall, *shell.prefilter_manager.checkers,
+                              *(c.enabled for c in shell.prefilter_manager.checkers)),
                 "default dtype": torch.get_default_dtype()}
     hook_baseline = hooks()
 
