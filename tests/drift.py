@@ -246,6 +246,12 @@ def _build_name(env: dict) -> str:
     return f"torch {env['torch'].split('+')[0]} ({kind})"
 
 
+def _run_seconds(result: dict) -> float:
+    """The notebooks' measured run time in ``result``, all runs added up."""
+    return sum(run.get("seconds", 0) for runs in result.get("notebooks", {}).values()
+               for run in runs.values())
+
+
 def write_report(results: list[dict], md: Path = REPORT_MD, js: Path = REPORT_JSON) -> None:
     """The report from saved results; each is a column, named by its folder under .drift/
     (the entry, or entry-OS where the workflow ran one entry on several runners)."""
@@ -260,10 +266,11 @@ def write_report(results: list[dict], md: Path = REPORT_MD, js: Path = REPORT_JS
              "against each wrong answer of `tests/wrong_answers/` and the stub (`wrong answers`: the",
              "right ones must pass, every wrong one fail), and every student notebook runs with the",
              "reference answers filled in (`student`). A failure shows its first failing cell, the",
-             "line that raised and the error. Wall times are as measured where the entry ran.",
+             "line that raised and the error. Times are the notebooks' own, as measured where the",
+             "entry ran (the environment's install not included).",
              "", "## Entries", "",
              "| entry | where learners get it | torch | Python | ipywidgets | numpy | Triton | date "
-             "| wall time |",
+             "| run time |",
              "|---|---|---|---|---|---|---|---|---|"]
     for r in results:
         e = entries.get(r["entry"])
@@ -273,7 +280,7 @@ def write_report(results: list[dict], md: Path = REPORT_MD, js: Path = REPORT_JS
                      f"{_build_name(env) if env else r.get('build_error', '?')} | {env.get('python', '?')} | "
                      f"{env.get('ipywidgets', '?')} | {env.get('numpy', '?')} | "
                      f"{env.get('triton') or 'none'} | {r.get('date', '?')} | "
-                     f"{r.get('seconds', 0) / 60:.0f} min |")
+                     f"{_run_seconds(r) / 60:.0f} min |")
     lines += ["", "## Summary", "", "| notebook | " + " | ".join(f"`{r['column']}`" for r in results) + " |",
               "|---|" + "---|" * len(results)]
     for a in assignments:
