@@ -123,6 +123,14 @@ def _enable(group: Path, controllers: tuple[str, ...]) -> None:
         _write(group / "cgroup.subtree_control", " ".join(f"+{c}" for c in missing))
 
 
+def _probe(parent: Path) -> None:
+    """Make and remove one group under ``parent``: the parent may exist and still be closed to
+    us (made by root on an earlier run, graded now by a normal user). Raises OSError."""
+    probe = parent / f"probe-{os.getpid()}-{secrets.token_hex(4)}"
+    probe.mkdir()
+    probe.rmdir()
+
+
 def _detect_v2() -> tuple[Support | None, str]:
     mount = next((m for m in _mounts() if m[2] == "cgroup2"), None)
     if mount is None:
@@ -151,6 +159,7 @@ def _detect_v2() -> tuple[Support | None, str]:
                 _enable(own, need)
             parent.mkdir(exist_ok=True)
             _enable(parent, need)
+        _probe(parent)
     except OSError as err:
         return None, f"cannot use cgroup2 group {own} ({err.strerror or err})"
     return Support("v2", {"memory": parent, "pids": parent}), ""
@@ -172,6 +181,7 @@ def _detect_v1() -> tuple[Support | None, str]:
     try:
         for parent in parents.values():
             parent.mkdir(exist_ok=True)
+            _probe(parent)
     except OSError as err:
         return None, f"cannot make groups under {parent.parent} ({err.strerror or err})"
     return Support("v1", parents), ""
