@@ -79,3 +79,17 @@ def outlived(tmp: Path) -> list[str]:
     from autograder.scratch import PARENT
 
     return sorted(str(p) for p in tmp.rglob("*") if p.name != f"{PARENT}{os.getuid()}")
+
+
+def process_alive(marker: str) -> bool:
+    """Is a process whose command line holds ``marker`` still running (anything a test's
+    sandbox started and should have taken with it)?"""
+    import os
+
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if marker.encode() in Path(f"/proc/{pid}/cmdline").read_bytes():
+                return True
+        except OSError:
+            continue
+    return False

@@ -20,7 +20,7 @@ from autograder import cgroup
 from autograder.cgroup import GRADER_RESERVE, MIB, Support, jobs_that_fit
 from autograder.sandbox import Limits, unavailable
 from autograder.unit import Job, _execute
-from coursefiles import REPO
+from coursefiles import REPO, process_alive
 
 needs_sandbox = pytest.mark.skipif(unavailable() is not None, reason=f"no sandbox: {unavailable()}")
 needs_group = pytest.mark.skipif(cgroup.support().mode == "none",
@@ -48,16 +48,6 @@ def _notebook(*sources: str) -> nbformat.NotebookNode:
 
 def _text(cell) -> str:
     return "".join(o.get("text", "") for o in cell.get("outputs", []) if o.output_type == "stream")
-
-
-def outlived_by(marker: str) -> bool:
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            if marker.encode() in Path(f"/proc/{pid}/cmdline").read_bytes():
-                return True
-        except OSError:
-            continue
-    return False
 
 
 def _ours() -> list[str]:
@@ -142,7 +132,7 @@ def test_the_task_limit_holds_a_fork_bomb_and_nothing_outlives_the_group():
     assert int(text.split("REFUSED")[1].split()[0]) < 32
     assert not cut and "after" in _text(nb.cells[1])
     assert _ours() == []
-    assert not outlived_by(MARK), "a forked child outlived the group"
+    assert not process_alive(MARK), "a forked child outlived the group"
 
 
 @needs_group

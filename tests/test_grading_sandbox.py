@@ -19,7 +19,7 @@ import pytest
 
 from autograder.sandbox import UID_BASE, Limits, grader_is_root, unavailable
 from autograder.unit import Job, _execute
-from coursefiles import REPO, outlived
+from coursefiles import REPO, outlived, process_alive
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(unavailable() is not None, reason=f"no sandbox: {unavailable()}")]
@@ -72,16 +72,6 @@ print("REPORT" + json.dumps(report))
 '''
 
 
-def _alive(marker: str) -> bool:
-    for pid in os.listdir("/proc"):
-        try:
-            if marker.encode() in Path(f"/proc/{pid}/cmdline").read_bytes():
-                return True
-        except OSError:
-            continue
-    return False
-
-
 def test_sandbox_hides_protects_and_limits(tmp_path, monkeypatch):
     monkeypatch.setenv("TIO_GRADER_SECRET", "do-not-leak")
     workdir, subs = tmp_path / "grading", tmp_path / "subs"
@@ -113,7 +103,7 @@ def test_sandbox_hides_protects_and_limits(tmp_path, monkeypatch):
     assert report["memory"] == "refused" and report["file"] == "refused"
     assert report["processes"] < 200
     assert not cut
-    assert not _alive(MARKER), "a detached process outlived the sandbox"
+    assert not process_alive(MARKER), "a detached process outlived the sandbox"
     assert not (site / "evil.pth").exists() and not (REPO / "tensorcourse" / "evil.py").exists()
     assert (workdir / "gradebook.db").read_text() == ""
 
