@@ -30,7 +30,6 @@ import datetime as dt
 import hashlib
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -41,7 +40,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from tio import CPU_INDEX, _reachable  # noqa: E402  (one rule for the CPU-only index)
+from tio import CPU_INDEX, _project, _reachable  # noqa: E402  (one rule for requirement lines)
 
 HOME = Path(os.environ.get("TIO_DRIFT_HOME", ROOT / ".drift"))
 REPORT_MD = ROOT / "benchmarks" / "drift-report.md"
@@ -106,12 +105,6 @@ MATRIX = [
 # What `tio.py drift` runs on Linux by default; pypi-2.14 (a release ago), native-2.13 and nightly
 # are the workflow's (pypi-2.14 by hand too: `--entry pypi-2.14`).
 DEFAULT_ENTRIES = ["cpu-2.13", "laptop-2.13-cuda", "colab-2.11", "newest"]
-
-
-def _project(line: str) -> str:
-    line = line.split("#")[0].strip()
-    match = re.match(r"[A-Za-z0-9_.-]+", line)
-    return match.group(0).lower().replace("_", "-") if match and not line.startswith("-") else ""
 
 
 def _python(env: Path) -> Path:
