@@ -28,10 +28,15 @@ removes the group. A group is named after the process that made it (pid and star
 :mod:`autograder.scratch` sweeps their folders.
 
 **The fallback** (no cgroup): each process keeps ``RLIMIT_AS`` = the budget, and the grader's
-watchdog adds up the proportional set size (PSS: shared pages split between their users, so
-forked workers are not counted twice) of every process in the sandbox every
-:data:`POLL_SECONDS` and kills the sandbox above the budget. This bounds the total, but not
-hard: between two looks the sandbox can exceed it (at most ``RLIMIT_AS`` per process). A hard
+watchdog adds up, every :data:`POLL_SECONDS`, the proportional set size (PSS: shared pages
+split between their users, so forked workers are not counted twice) of every process in the
+sandbox *and* what its private tmpfs mounts hold (``/tmp``, ``/dev/shm``, ``$HOME``, read
+through a sandbox process's ``/proc/PID/root``: files written there and never mapped are in no
+process's PSS), and kills the sandbox above the budget. The one other place a process can hold
+memory outside its mappings, a ``memfd``, is refused by the seccomp filter
+(:mod:`autograder.seccomp`). A tmpfs file that is also mapped counts twice (safe side). This
+bounds the total, but not hard: between two looks the sandbox can exceed it (at most
+``RLIMIT_AS`` per process, and the tmpfs mounts' fixed sizes). A hard
 division (``RLIMIT_AS`` = budget / task cap) cannot work for this course: ``RLIMIT_NPROC``
 counts threads, an ipykernel with torch has about ten, and torch alone reserves over a GiB of
 address space; :func:`fallback_hard_share` gives the arithmetic and ``grade`` says which mode
@@ -216,9 +221,11 @@ def _pids(group: Path) -> list[int]:
 class Group:
     """One sandbox's group (mode v1 or v2), or its fallback monitor (mode none)."""
 
-    def __init__(self, memory_bytes: int, processes: int, where: Support | None = None) -> None:
+    def __init__(self, memory_bytes: int, processes: int, where: Support | None = None,
+                 tmpfs: tuple[str, ...] = ()) -> None:
         self.support = support() if where is None else where
         self.memory_bytes, self.processes = memory_bytes, processes
+        self.tmpfs = tmpfs                     # the sandbox's private tmpfs mounts (fallback)
         self.root_pid: int | None = None       # the launcher's pid (fallback: what to measure)
         self.dirs: dict[str, Path] = {}
         self.peak = 0
@@ -276,9 +283,8 @@ class Group:
     def _measured(self) -> str:
         if self.root_pid is None:
             return ""
-        total = 0
-        for pid in _descendants(self.root_pid):
-            total += _pss(pid)
+        pids = _descendants(self.root_pid)
+        total = sum(_pss(pid) for pid in pids) + _tmpfs_used(pids, self.tmpfs)
         self.peak = max(self.peak, total)
         return self.budget_message() if total > self.memory_bytes else ""
 
@@ -349,6 +355,30 @@ def _descendants(root: int) -> list[int]:
         for task in tasks:
             todo += [int(c) for c in _read(Path(f"/proc/{pid}/task/{task}/children")).split()]
     return found
+
+
+def _tmpfs_used(pids: list[int], mounts: tuple[str, ...]) -> int:
+    """Bytes the sandbox's own tmpfs ``mounts`` hold, seen from the first of ``pids`` that lives
+    in another mount namespace than the grader (the launcher and bubblewrap's outer process
+    see the host's ``/tmp``, which is not the sandbox's to count)."""
+    if not mounts:
+        return 0
+    try:
+        ours = os.readlink("/proc/self/ns/mnt")
+    except OSError:
+        return 0
+    for pid in pids:
+        try:
+            if os.readlink(f"/proc/{pid}/ns/mnt") == ours:
+                continue
+            used = 0
+            for mount in mounts:
+                st = os.statvfs(f"/proc/{pid}/root{mount}")
+                used += (st.f_blocks - st.f_bfree) * st.f_frsize
+            return used
+        except OSError:
+            continue  # gone between two looks, or not ours to read: try the next
+    return 0
 
 
 def _pss(pid: int) -> int:

@@ -47,6 +47,7 @@ from .cgroup import Group
 
 LIMITER = Path(__file__).with_name("rlimit_exec.py")
 SANDBOX_HOME = "/home/learner"
+TMPFS_MOUNTS = ("/tmp", "/dev/shm", SANDBOX_HOME)  # private, each limits.tmpfs_bytes
 MIB = 1 << 20
 # /etc files a Python process reads (dynamic loader cache, fonts, time zone, users).
 ETC_FILES = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "fonts", "localtime",
@@ -206,7 +207,7 @@ def bwrap_args(socket_dir: Path, limits: Limits, hidden: list[Path],
         args += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
     size = str(limits.tmpfs_bytes)
     args += ["--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys", "--dev", "/dev"]
-    for folder in ("/tmp", "/dev/shm", SANDBOX_HOME):
+    for folder in TMPFS_MOUNTS:
         args += ["--size", size, "--perms", "1777", "--tmpfs", folder]
     binds = [(d, "--ro-bind") for d in _python_dirs(hidden)] + [(socket_dir, "--bind")]
     # bwrap makes a bind target's missing parents private (0700): make them 0755 first, or the
@@ -395,7 +396,8 @@ def kernel_manager(work: Path, limits: Limits, *, sandboxed: bool,
     # Interrupt with a control message: ipykernel then signals itself. A SIGINT to the process
     # group would reach bwrap's own processes too and end the whole sandbox, not the cell.
     km.kernel_spec.interrupt_mode = "message"
-    km.group = Group(limits.memory_bytes, limits.processes)
+    km.group = Group(limits.memory_bytes, limits.processes,
+                     tmpfs=TMPFS_MOUNTS if sandboxed else ())
     try:
         prefix = limiter_prefix(limits, work, sandboxed=sandboxed, join=km.group.join_files())
     except BaseException:

@@ -15,6 +15,9 @@ keyring, BPF, perf events, ``userfaultfd`` (a race-widening tool), ``io_uring`` 
 bypass seccomp), modules, ``reboot``, device nodes, and setuid/setgid bits on any file
 (``chmod`` and friends, or ``open``/``creat`` creating one). Each is answered ``EPERM``,
 so a library that probes for a feature sees "not permitted" and carries on.
+``memfd_create`` is answered ``ENOSYS`` ("not implemented": asmjit, inside torch, then falls
+back to plain memory): a memfd holds memory outside every mapping, which the fallback memory
+bound cannot see (:mod:`autograder.cgroup`).
 """
 
 from __future__ import annotations
@@ -110,6 +113,7 @@ def _export(fd: int) -> None:
         for name in DENIED:
             _rule(lib, ctx, deny, name)
         _rule(lib, ctx, _errno(errno.ENOSYS), "clone3")
+        _rule(lib, ctx, _errno(errno.ENOSYS), "memfd_create")
         for flag in CLONE_NAMESPACES:
             _rule(lib, ctx, deny, "clone", _masked(0, flag))
         for name, arg in MODE_ARGS:

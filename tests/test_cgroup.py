@@ -103,6 +103,40 @@ def test_the_fallback_measures_the_whole_sandbox(monkeypatch):
     _assert_attack_stopped(_grade_both(BUDGET))
 
 
+# Memory no process maps: files written (never mapped) into the sandbox's private tmpfs
+# mounts, 5 x 60 MiB in each (under RLIMIT_FSIZE and each mount's size), 900 MiB together; and
+# a memfd, which would be counted nowhere, is refused.
+TMPFS_HOG = '''
+import os, time
+try:
+    os.memfd_create("hoard")
+    print("MEMFD made", flush=True)
+except OSError as err:
+    print("MEMFD refused", err.errno, flush=True)
+for folder in ("/tmp", "/dev/shm", os.path.expanduser("~")):
+    for i in range(5):
+        with open(os.path.join(folder, f"hoard{i}"), "wb") as fh:
+            fh.write(b"x" * (60 << 20))
+print("written", flush=True)
+time.sleep(60)
+'''
+
+
+@pytest.mark.slow
+@needs_sandbox
+def test_the_fallback_counts_the_sandboxs_tmpfs_and_refuses_memfd(monkeypatch):
+    """What the fallback's PSS total cannot see is counted (tmpfs) or refused (memfd): the red
+    team of #29 held 3 GiB under --memory 2048 that way."""
+    import errno
+    monkeypatch.setattr(cgroup, "support", lambda: Support("none", why="test"))
+    nb, cut = _execute(_notebook("print('before')", TMPFS_HOG, "print('after')"),
+                       Job("tmpfs", "none", "none", b"", "", "", BUDGET, True, [str(REPO)]))
+    text = _text(nb.cells[1])
+    assert f"MEMFD refused {errno.ENOSYS}" in text, nb.cells[1].get("outputs")
+    assert cut.startswith("memory budget exceeded"), (cut, nb.cells[1].get("outputs"))
+    assert "after" not in _text(nb.cells[2])
+
+
 MARK = f"119.{uuid.uuid4().int % 10**9:09d}"   # sleep's argument: names this test's children
 BOMB = '''
 import os
