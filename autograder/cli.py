@@ -78,12 +78,16 @@ def _subparser(command: str) -> argparse.ArgumentParser:
         sp.add_argument("assignments", nargs="*", help="assignment names (default: all)")
         workdir_arg()
     elif command == "report":
+        sp.add_argument("assignments", nargs="*", help="assignment names (default: all graded)")
         sp.add_argument("--output", type=Path, default=None,
                         help="folder for the HTML pages (default: <workdir>/report/)")
         sp.add_argument("--roster", type=Path, default=None, metavar="FILE",
                         help="CSV with a `student` column: who should have submitted")
         workdir_arg()
     else:
+        sp.add_argument("assignments", nargs="*",
+                        help="assignment names (default: all graded); an LMS file gets one "
+                             "column for each")
         sp.add_argument("--output", type=Path, default=None,
                         help="CSV path (default: <workdir>/grades.csv, or grades-canvas.csv / "
                              "grades-moodle.csv)")
@@ -91,7 +95,8 @@ def _subparser(command: str) -> argparse.ArgumentParser:
         sp.add_argument("--format", dest="fmt", choices=["csv", "canvas", "moodle"], default="csv",
                         help="csv (this course's columns), or the import file of Canvas or Moodle")
         sp.add_argument("--roster", type=Path, default=None, metavar="FILE",
-                        help="CSV with columns student,name,lms_id,email,section: who is in the "
+                        help="CSV with columns student,name,lms_id,email,section,sis_user_id,"
+                             "sis_login_id (only student required): who is in the "
                              "class and their LMS identity (one LMS row per roster student)")
         workdir_arg()
     return sp
@@ -154,7 +159,8 @@ def _run(args: argparse.Namespace) -> int:
     if args.command == "report":
         from .report import write
 
-        pages = write(args.workdir.resolve(), args.output, args.roster)
+        pages = write(args.workdir.resolve(), args.output, args.roster,
+                      resolve_assignments(args.assignments) if args.assignments else None)
         print(f"wrote the class report: {pages[0]} ({len(pages) - 1} assignment page(s))")
         return 0
 
@@ -164,11 +170,13 @@ def _run(args: argparse.Namespace) -> int:
         name = "grades.csv" if args.fmt == "csv" else f"grades-{args.fmt}.csv"
         output = args.output or args.workdir / name
         n, flagged = export(args.workdir.resolve(), output, by_cell=args.by_cell, fmt=args.fmt,
-                            roster=args.roster)
+                            roster=args.roster, assignments=resolve_assignments(
+                                args.assignments) if args.assignments else None)
         print(f"wrote {n} row(s) to {output}")
         if flagged:
-            print(f"{len(flagged)} need attention before you import (a notebook not graded has no "
-                  "score, never a 0: regrade it with `grade --retry-failed`):")
+            print(f"{len(flagged)} need attention before you import (no score is written for "
+                  "them, never a 0: regrade what was not graded with `grade --retry-failed`; a "
+                  "notebook not submitted is a 0 only if your policy says so, entered by you):")
             for line in flagged[:50]:
                 print(f"  {safe(line)}")
             if len(flagged) > 50:
@@ -179,7 +187,7 @@ def _run(args: argparse.Namespace) -> int:
 
 def _grade(args: argparse.Namespace) -> int:
     from . import cgroup
-    from .grading import default_jobs, grade
+    from .grading import default_jobs, grade, notes_seen
     from .sandbox import container_hint, unavailable
     from .scratch import UnsafeTempDir, kernel_parent
 
@@ -198,7 +206,8 @@ def _grade(args: argparse.Namespace) -> int:
         reason = unavailable()
         if reason:
             raise CourseError(f"cannot sandbox learners' code here: {reason}.\n{container_hint()}")
-    names = resolve_assignments(args.assignments)
+    # No names: the assignments the submissions folder holds (one column each in the exports).
+    names = resolve_assignments(args.assignments) if args.assignments else None
     if args.memory < 1:
         raise CourseError("--memory must be at least 1 MiB.")
     limits = Limits(cell_timeout=args.timeout, notebook_timeout=args.notebook_timeout,
@@ -223,6 +232,10 @@ def _grade(args: argparse.Namespace) -> int:
                                          retry_failed=args.retry_failed, students=args.student,
                                          scheduler=args.scheduler)
     # Everything below may quote a submission (names, cell types, errors): printed via safe().
+    for note in notes_seen:
+        print(f"note: {safe(note)}")
+    if not results and args.retry_failed and not problems:
+        return 0   # nothing left to regrade: done, not a problem
     for r in results:
         flag = "  (see problems)" if r.problem else ""
         flag = "  (TAMPERING)" if r.tampering else flag

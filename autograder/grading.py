@@ -24,6 +24,7 @@ from pathlib import Path
 
 from . import spreadsheet
 from .course import NOTEBOOKS, SOLUTIONS, CourseError, base_config, notebook_names
+from .course import assignments as course_assignments
 from .sandbox import Limits
 from .scratch import sweep_abandoned
 from .submissions import collect
@@ -206,6 +207,8 @@ def _reference_ok(out: Outcome) -> bool:
 
 # Problems found while preparing the references, reported with the run's problems.
 warnings_seen: list[str] = []
+# What the last grade() run wants said that is no problem (what it left out, and why).
+notes_seen: list[str] = []
 
 
 def _record(workdir: Path, outcome: Outcome, data: bytes) -> None:
@@ -270,41 +273,54 @@ def status(workdir: Path, student: str, assignment: str) -> str:
     return "graded"
 
 
-def grade(submissions: Path, workdir: Path, assignments: list[str], limits: Limits, *,
+def grade(submissions: Path, workdir: Path, assignments: list[str] | None, limits: Limits, *,
           jobs: int = 1, sandboxed: bool = True, progress: bool = True,
           retry_failed: bool = False, students: list[str] | None = None,
           scheduler: str | None = None,
           ) -> tuple[list[GradeResult], list[str], list[str]]:
     """Grade every submission under ``submissions``: (results, problems, tampering reports).
 
-    ``retry_failed``: only (student, assignment) pairs not yet graded in ``workdir`` (a grader
-    failure, or a run that stopped before reaching them). ``students``: only these students.
+    ``assignments``: these (each registered in the gradebook), or ``None``: those the folder
+    holds. ``retry_failed``: only (student, assignment) pairs not yet graded in ``workdir`` (a
+    grader failure, or a run that stopped before reaching them). ``students``: only these
+    students (the others' folders are not read). What is worth saying but no problem is left
+    in :data:`notes_seen`.
     """
+    notes_seen.clear()
+    # Only the assignments graded are registered: nbgrader's gradebook, the report and the LMS
+    # files have a column or page for every registered assignment (issue #30).
+    found = collect(submissions, assignments or course_assignments(), students or None)
+    if assignments is None:
+        assignments = sorted(found.present)
     for assignment in assignments:
         for name in notebook_names(assignment):
             if not (NOTEBOOKS / assignment / f"{name}.ipynb").is_file():
                 raise CourseError(f"notebooks/{assignment}/{name}.ipynb is missing: run "
                                   f"`python -m autograder generate {assignment}` first.")
-    api = _api(workdir)
-    for assignment in assignments:
-        result = api.generate_assignment(assignment, force=True, create=True)
-        if not result["success"]:
-            raise CourseError(f"Could not prepare {assignment} for grading:\n{result['log']}")
-    found = collect(submissions, assignments)
     problems = list(found.problems)
     if students:
         unknown = sorted(set(students) - {s for s, _ in found.pairs})
         if unknown:
             raise CourseError(f"no submission from {', '.join(unknown)} in {submissions} for "
-                              f"{', '.join(assignments)} (student ids are the folder or zip names).")
-        found.found = {k: v for k, v in found.found.items() if k[0] in students}
+                              f"{', '.join(assignments) or 'any assignment'} (student ids are the "
+                              "folder or zip names).")
+    if found.skipped:
+        notes_seen.append("not graded this run (not asked for): "
+                          + ", ".join(f"{a} ({n} notebook(s))" for a, n in sorted(found.skipped.items())))
     if retry_failed:
         found.found = {k: v for k, v in found.found.items()
                        if status(workdir, *k) != "graded"}
         if not found.found:
-            problems.append("--retry-failed: every submission found is already graded.")
+            notes_seen.append("--retry-failed: nothing to regrade; every submission found is "
+                              "already graded.")
     elif not found.found:
-        problems.append(f"No submissions found in {submissions} for {', '.join(assignments)}.")
+        problems.append(f"No submissions found in {submissions} for "
+                        f"{', '.join(assignments) or 'any assignment of this course'}.")
+    api = _api(workdir)
+    for assignment in assignments:
+        result = api.generate_assignment(assignment, force=True, create=True)
+        if not result["success"]:
+            raise CourseError(f"Could not prepare {assignment} for grading:\n{result['log']}")
     hidden = sorted({str(p) for p in (SOLUTIONS, workdir, submissions.resolve(),
                                       Path(__file__).resolve().parent.parent)})
     job_list = _jobs_for(found, limits, sandboxed, hidden)
@@ -420,9 +436,13 @@ def feedback(workdir: Path, assignments: list[str]) -> list[Path]:
 GRADE_COLUMNS = ["student", "assignment", "cell", "score", "max_score", "status"]
 
 
-def grade_rows(workdir: Path, *, by_cell: bool = False) -> list[dict]:
+def grade_rows(workdir: Path, *, by_cell: bool = False,
+               assignments: list[str] | None = None) -> list[dict]:
     """The gradebook, one row per student and assignment (or per graded cell): the columns
-    of :data:`GRADE_COLUMNS`. Not graded: empty score. Not submitted: 0 and that status."""
+    of :data:`GRADE_COLUMNS`, for ``assignments`` (default: every one the gradebook holds;
+    one it does not hold is an error). No score means no score, in every export: not graded
+    (a grader failure) and not submitted both leave the score empty and say which in
+    ``status``; whether a missing notebook is a 0 is the instructor's policy, not ours."""
     from nbgrader.api import Gradebook, MissingEntry
 
     if not (workdir / "gradebook.db").exists():
@@ -432,12 +452,20 @@ def grade_rows(workdir: Path, *, by_cell: bool = False) -> list[dict]:
     def row(*values: object) -> None:
         rows.append(dict(zip(GRADE_COLUMNS, values)))
     with Gradebook(db_url(workdir)) as gb:
-        for assignment in sorted(gb.assignments, key=lambda a: a.name):
+        held = sorted(gb.assignments, key=lambda a: a.name)
+        if assignments:
+            missing = sorted(set(assignments) - {a.name for a in held})
+            if missing:
+                raise CourseError(f"{', '.join(missing)}: not in the gradebook of {workdir} (graded: "
+                                  f"{', '.join(a.name for a in held) or 'nothing yet'}); grade it "
+                                  "first, or leave it out.")
+            held = [a for a in held if a.name in assignments]
+        for assignment in held:
             for student in sorted(gb.students, key=lambda s: s.id):
                 try:
                     sub = gb.find_submission(assignment.name, student.id)
                 except MissingEntry:
-                    row(student.id, assignment.name, "", 0.0, float(assignment.max_score),
+                    row(student.id, assignment.name, "", "", float(assignment.max_score),
                         "not submitted")
                     continue
                 state = status(workdir, student.id, assignment.name)
@@ -461,7 +489,8 @@ EXPORT_FORMATS = ("csv", "canvas", "moodle")
 
 
 def export(workdir: Path, output: Path, *, by_cell: bool = False, fmt: str = "csv",
-           roster: Path | None = None) -> tuple[int, list[str]]:
+           roster: Path | None = None, assignments: list[str] | None = None,
+           ) -> tuple[int, list[str]]:
     """Write the grades as ``fmt``; return the number of rows and what needs attention.
 
     ``csv``: this course's own columns (:data:`GRADE_COLUMNS`). ``canvas`` / ``moodle``: the
@@ -476,7 +505,7 @@ def export(workdir: Path, output: Path, *, by_cell: bool = False, fmt: str = "cs
         raise CourseError("--by-cell is for the csv format only: an LMS imports one score per "
                           "assignment.")
     people = lms.read_roster(roster) if roster is not None else None
-    rows = grade_rows(workdir, by_cell=by_cell)
+    rows = grade_rows(workdir, by_cell=by_cell, assignments=assignments)
     output.parent.mkdir(parents=True, exist_ok=True)
     if fmt == "csv":
         with output.open("w", newline="", encoding="utf-8") as fh:
@@ -485,7 +514,7 @@ def export(workdir: Path, output: Path, *, by_cell: bool = False, fmt: str = "cs
             writer.writerow(GRADE_COLUMNS)
             writer.writerows([r[c] for c in GRADE_COLUMNS] for r in rows)
         flagged = [f"{r['student']}: {r['assignment']}: {r['status']}" for r in rows
-                   if r["status"] == NOT_GRADED]
+                   if r["status"] in (NOT_GRADED, "not submitted")]
         return len(rows), flagged
     table = lms.lms_rows(rows, people)
     max_scores = {r["assignment"]: float(r["max_score"]) for r in rows}

@@ -3,9 +3,9 @@
 Contract:
 
 * :func:`read_roster` reads the instructor's roster CSV: columns ``student`` (the id of the
-  submission folders; required and unique), ``name``, ``lms_id``, ``email``, ``section`` (all
-  but ``student`` may be empty or absent). Anything else is a :class:`CourseError` that says
-  which line and what to fix.
+  submission folders; required and unique), ``name``, ``lms_id``, ``email``, ``section``,
+  ``sis_user_id``, ``sis_login_id`` (all but ``student`` may be empty or absent).
+  Anything else is a :class:`CourseError` that says which line and what to fix.
 * :func:`lms_rows` turns the gradebook's per-assignment rows into one row per roster
   student (and any graded student the roster lacks, flagged): a score where there is one; an
   empty cell where the notebook was **not graded** (a grader failure is never a 0) or not
@@ -18,7 +18,9 @@ Formats, as their documentation describes them:
   ``SIS User ID``, ``SIS Login ID``, ``Section``, then one column per assignment, and a
   second row ``Points Possible``. Canvas matches a row by ``ID`` (its user id) or the SIS
   columns; a blank score changes nothing. A column named after no existing assignment
-  creates one. We fill ``ID`` from ``lms_id`` and ``SIS Login ID`` from ``email``.
+  creates one. We fill ``ID`` from ``lms_id`` and the SIS columns from ``sis_user_id`` and
+  ``sis_login_id`` (Canvas's own gradebook export has all three); a login id is not an email,
+  so the email never goes there.
 * **Moodle** (Grades > Import > CSV file): any header row; on import the instructor maps a
   user column ("Map from": ``Email address`` or ``ID number``) and each grade column to a
   grade item. Empty grades are skipped. We write ``ID number`` (``lms_id``), ``Email address``,
@@ -35,7 +37,7 @@ from pathlib import Path
 from . import spreadsheet
 from .course import CourseError
 
-ROSTER_COLUMNS = ("student", "name", "lms_id", "email", "section")
+ROSTER_COLUMNS = ("student", "name", "lms_id", "email", "section", "sis_user_id", "sis_login_id")
 CANVAS_HEADER = ("Student", "ID", "SIS User ID", "SIS Login ID", "Section")
 MOODLE_HEADER = ("ID number", "Email address", "Full name", "Section")
 
@@ -47,6 +49,8 @@ class Person:
     lms_id: str = ""
     email: str = ""
     section: str = ""
+    sis_user_id: str = ""
+    sis_login_id: str = ""
 
 
 @dataclass
@@ -128,7 +132,7 @@ def write_canvas(rows: list[LmsRow], max_scores: dict[str, float], output: Path)
         w.writerow(["Points Possible", "", "", "", "", *(max_scores[a] for a in assignments)])
         for r in rows:
             p = r.person
-            w.writerow([p.name or p.student, p.lms_id, "", p.email, p.section,
+            w.writerow([p.name or p.student, p.lms_id, p.sis_user_id, p.sis_login_id, p.section,
                         *(r.scores.get(a) for a in assignments)])
 
 

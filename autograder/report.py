@@ -73,13 +73,14 @@ def _check_name(message: str) -> str:
     return name[:90]
 
 
-def build(workdir: Path, roster: Path | None = None) -> list[AssignmentReport]:
-    """Every assignment the gradebook holds, gathered from the work folder."""
+def build(workdir: Path, roster: Path | None = None,
+          assignments: list[str] | None = None) -> list[AssignmentReport]:
+    """``assignments`` (default: every one the gradebook holds), gathered from the work folder."""
     from . import lms
     from .grading import grade_rows, load_results
     from .similarity import answers_of, similar_pairs, stubs_of
 
-    rows = grade_rows(workdir)
+    rows = grade_rows(workdir, assignments=assignments)
     people = [p.student for p in lms.read_roster(roster)] if roster is not None else None
     reports = []
     for assignment in sorted({r["assignment"] for r in rows}):
@@ -361,14 +362,15 @@ def index_page(reports: list[AssignmentReport]) -> str:
     return _page("Class report", body)
 
 
-def write(workdir: Path, output: Path | None = None, roster: Path | None = None) -> list[Path]:
+def write(workdir: Path, output: Path | None = None, roster: Path | None = None,
+          assignments: list[str] | None = None) -> list[Path]:
     """Write the report; return the pages written (index first)."""
     import matplotlib
 
     matplotlib.use("Agg")
     if not (workdir / "gradebook.db").exists():
         raise CourseError(f"No gradebook in {workdir}: run `python -m autograder grade` first.")
-    reports = build(workdir, roster)
+    reports = build(workdir, roster, assignments)
     if not reports:
         raise CourseError(f"Nothing graded in {workdir} yet: run `python -m autograder grade` first.")
     out = output or workdir / "report"

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from .course import CourseError, notebook_names
+from .course import assignments as course_assignments
 
 STUDENT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@+-]*\Z")  # \Z: `$` lets a final newline in
 MAX_NOTEBOOK_BYTES = 20 * 1024 * 1024     # a notebook with images stays far below this
@@ -40,6 +41,10 @@ class Collected:
     found: dict[tuple[str, str], dict[str, bytes]] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
     origin: dict[tuple[str, str, str], str] = field(default_factory=dict)  # where each was read
+    # Notebooks of assignments not asked for, by assignment: one note, not a problem each
+    # (a term grades one assignment at a time; the folder holds them all).
+    skipped: dict[str, int] = field(default_factory=dict)
+    present: set[str] = field(default_factory=set)   # every known assignment seen in the folder
 
     @property
     def pairs(self) -> list[tuple[str, str]]:
@@ -70,18 +75,27 @@ def _read_file(path: Path, label: str, problems: list[str]) -> bytes | None:
         os.close(fd)
 
 
-def collect(source: Path, assignments: list[str]) -> Collected:
-    """Every submitted notebook of ``assignments`` under ``source`` (see the module docstring)."""
+def collect(source: Path, assignments: list[str], students: list[str] | None = None) -> Collected:
+    """Every submitted notebook of ``assignments`` under ``source`` (see the module docstring).
+
+    ``students``: only these students' folders and zips are read; nothing is said about the
+    others. Notebooks of known assignments not in ``assignments`` are counted in
+    :attr:`Collected.skipped`, not listed as problems."""
     if not source.is_dir():
         raise CourseError(f"Submissions folder {source} does not exist. Pass a folder laid out "
                           "<student>/<assignment>/<notebook>.ipynb, or holding <student>.zip files.")
     found = Collected()
-    wanted = set(assignments)
+    wanted, known = set(assignments), set(course_assignments())
 
     def accept(student: str, assignment: str, name: str, data: bytes | None, label: str) -> None:
+        if assignment in known:
+            found.present.add(assignment)
         if assignment not in wanted:
-            found.problems.append(f"{label}: assignment {assignment!r} is not being graded "
-                                  f"(graded: {', '.join(sorted(wanted))}); skipped.")
+            if assignment in known:
+                found.skipped[assignment] = found.skipped.get(assignment, 0) + 1
+            else:
+                found.problems.append(f"{label}: {assignment!r} is not an assignment of this "
+                                      "course; skipped.")
             return
         if name not in notebook_names(assignment):
             found.problems.append(f"{label}: {assignment} has no notebook named {name!r}; skipped.")
@@ -101,6 +115,8 @@ def collect(source: Path, assignments: list[str]) -> Collected:
         if entry.name.startswith("."):
             continue
         student = entry.name[:-4] if entry.name.endswith(".zip") else entry.name
+        if students is not None and student not in students:
+            continue
         if entry.is_symlink():
             found.problems.append(f"{entry.name}: a symlink (never followed); skipped.")
             continue

@@ -82,7 +82,7 @@ def test_lms_files_neutralise_every_text_cell_and_keep_scores_numeric(tmp_path, 
 def test_the_csv_export_neutralises_text_and_keeps_scores_numeric(tmp_path, monkeypatch):
     rows = [{"student": h, "assignment": A, "cell": h, "score": s, "max_score": 14.0,
              "status": h} for h, s in zip(HOSTILE, [14.0, 0.0, 2.5, -1.0, "", 3.0, 1.0, 0.0, 7.0])]
-    monkeypatch.setattr(grading, "grade_rows", lambda workdir, by_cell=False: rows)
+    monkeypatch.setattr(grading, "grade_rows", lambda workdir, by_cell=False, **_: rows)
     out = tmp_path / "grades.csv"
     grading.export(tmp_path, out)
     found = list(csv.DictReader(out.open(newline="", encoding="utf-8")))

@@ -117,7 +117,7 @@ def _class(subs: Path) -> tuple[Counter, list[lms.Person]]:
         else:
             nbformat.write(with_replacements(rel, chosen), path)
     roster = [lms.Person(f"s{i:02d}", f"Student {i}", f"{1000 + i}", f"s{i:02d}@uni.example",
-                         "A" if i % 2 else "B") for i in range(1, 31)]
+                         "A" if i % 2 else "B", f"SIS{i:04d}", f"login{i:02d}") for i in range(1, 31)]
     return planted, roster
 
 
@@ -130,7 +130,8 @@ def graded(tmp_path_factory):
     with roster_csv.open("w", newline="") as fh:
         w = csv.writer(fh)
         w.writerow(lms.ROSTER_COLUMNS)
-        w.writerows([p.student, p.name, p.lms_id, p.email, p.section] for p in roster)
+        w.writerows([p.student, p.name, p.lms_id, p.email, p.section, p.sis_user_id, p.sis_login_id]
+                    for p in roster)
     cmd = [sys.executable, "-m", "autograder", "grade", str(subs), A, "--workdir", str(workdir)]
     if unavailable():
         cmd.append("--no-sandbox")
@@ -243,6 +244,7 @@ def test_canvas_export_has_the_gradebook_columns_and_a_row_per_roster_student(gr
     assert len(rows) - 2 == 30 == len(body)
     assert body["1030"][5] == ""                # s30: no submission, no score (never a 0)
     assert body["1027"][5] == "14" and body["1027"][0] == "Student 27"
+    assert body["1027"][2:4] == ["SIS0027", "login27"]   # Canvas's SIS ids, never the email
     assert body["1029"][5] == "0"               # the broken file: graded, 0
     assert "s30" in done.stdout and "not submitted" in done.stdout
 
