@@ -63,9 +63,12 @@ class Parsed:
 
 @dataclass(frozen=True)
 class NotPython:
-    """A syntax error in the kernel too: ``reason`` is Python's message."""
+    """A syntax error in the kernel too: ``reason`` is Python's message, ``line`` its line
+    number in the cell (0: unknown) and ``text`` that line, as the learner wrote it."""
 
     reason: str
+    line: int = 0
+    text: str = ""
 
 
 @dataclass(frozen=True)
@@ -161,7 +164,10 @@ def _parse(source: object) -> Parsed | NotPython | Rejected:
     python = transformed if ipython else source
     found = _compile(python)
     if isinstance(found, SyntaxError):
-        return NotPython(_first_line(found))
+        line = found.lineno if isinstance(found.lineno, int) and found.lineno > 0 else 0
+        lines = python.splitlines()
+        text = lines[line - 1] if 0 < line <= len(lines) else ""
+        return NotPython(_first_line(found), line, text[:1000])
     if isinstance(found, Rejected):
         return found
     why = _bounded(found)

@@ -30,7 +30,8 @@ import zmq
 from nbclient.util import run_sync
 from nbformat.notebooknode import NotebookNode
 
-from .answers import NotANotebook, exercises, is_answer, read_answers, rebuild
+from .answers import NotANotebook, exercises, is_answer, meta, read_answers, rebuild
+from .causes import answer_cause, timeout_cause
 from .cgroup import POLL_SECONDS
 from .execute import SurvivingExecute
 from .integrity import ROLE, Verdict, bound_names, clean_text, instrument, verdicts
@@ -436,6 +437,10 @@ def grade_notebook(job: Job) -> Outcome:
             rejected[gid] = why
     answer_names = {n for nb_ in (release, solution) for c in nb_.cells if is_answer(c)
                     for n in bound_names(c.source)}
+    # What makes an answer fail whatever its test does, worked out here from its text alone.
+    stubs = {meta(c)["grade_id"]: c.source for c in release.cells if is_answer(c)}
+    causes = {gid: answer_cause(source, stubs.get(gid, "")) for gid, source in found.sources.items()
+              if gid not in rejected}
     nb, plan = instrument(rebuild(release, solution, to_run), answer_names)
     try:
         nb, cut = _execute(nb, job, out.timings)
@@ -463,9 +468,13 @@ def grade_notebook(job: Job) -> Outcome:
         if cut and reason in ("kernel died", "not run"):
             reason = cut
         why = "; ".join(rejected[a] for a in tests.get(gid, []) if a in rejected)
-        out.tests.append(TestResult(gid, v.passed, reason,
-                                    learner_message(v.failure, reason, why) if not v.passed
-                                    else "passed",
+        message = "passed"
+        if not v.passed:
+            cause = next((causes[a] for a in tests.get(gid, []) if causes.get(a)), "")
+            message = (timeout_cause(job.limits.cell_timeout) if reason == "timeout" and not why
+                       else cause if reason == "failed" and cause and not why
+                       else learner_message(v.failure, reason, why))
+        out.tests.append(TestResult(gid, v.passed, reason, message,
                                     named_misconception(v.failure, reason, why) if not v.passed
                                     else ""))
     # One line per submission: what was refused before running, what the checks caught.
