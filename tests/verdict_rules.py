@@ -188,11 +188,13 @@ class _State:
     tainted: set[str] = field(default_factory=set)
     expected_reads: set[str] = field(default_factory=set)  # for a helper's summary
     called: bool = False
+    answer: set[str] = field(default_factory=set)      # the names the answer cell binds
 
     def copy(self) -> _State:
         return _State(set(self.learner), dict(self.helpers), self.modules, self.deep,
                       {k: set(v) for k, v in self.shares.items()}, dict(self.literals),
-                      set(self.immutable), set(self.handed), set(self.tainted))
+                      set(self.immutable), set(self.handed), set(self.tainted),
+                      answer=set(self.answer))
 
 
 def _callee(call: ast.Call) -> str | None:
@@ -208,19 +210,25 @@ class _Scope:
 
     # -- sharing ------------------------------------------------------------------------
     def _closure(self, names: set[str]) -> set[str]:
-        """``names`` and every name that may share objects with them, either way round."""
+        """``names`` and every name that may share objects with them, either way round. Not
+        through a value no one can change (``n = 2.0`` given to both the learner and the
+        reference links nothing) nor through the learner's own functions and classes (what
+        ``Fn.apply(x)`` returns "shares" ``Fn``, which no expected value is made from)."""
         seen, todo = set(), list(names)
         while todo:
             name = todo.pop()
             if name in seen or name in self.s.modules:
                 continue
             seen.add(name)
+            if name in self.s.immutable or name in self.s.answer:
+                continue
             todo += list(self.s.shares.get(name, ()))
             todo += [k for k, v in self.s.shares.items() if name in v]
         return seen
 
     def hand(self, names: set[str]) -> None:
-        self.s.handed |= (self._closure(names) if self.s.deep else names) - self.s.immutable
+        self.s.handed |= ((self._closure(names) if self.s.deep else names) - self.s.immutable
+                          - self.s.answer)
         self.s.called = True
 
     def bad(self, names: set[str]) -> set[str]:
@@ -323,6 +331,11 @@ class _Scope:
                 self.bind(t, v, learner=learner, reads=reads)
             return
         shared = self.shares(value)
+        # A name bound again (in a loop's next pass) is a new object: its old binding, handed
+        # or not, says nothing about the new one, unless the new value reads it (x = x[0]).
+        for t in _targets(target) - shared:
+            self.s.shares.pop(t, None)
+            self.s.handed.discard(t)
         for t in _targets(target):
             self.s.shares[t] = set(shared)
             self.s.literals.pop(t, None)
@@ -339,6 +352,15 @@ class _Scope:
 
     def bind_each(self, target: ast.AST, iterable: ast.AST, *, learner: bool) -> None:
         """A loop's (or a comprehension's) target, bound to each element in turn."""
+        if (isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name)
+                and iterable.func.id == "zip" and not iterable.keywords
+                and isinstance(target, (ast.Tuple, ast.List)) and len(target.elts) == len(iterable.args)
+                and not any(isinstance(e, ast.Starred) for e in [*target.elts, *iterable.args])):
+            # `for name, got, want in zip(names, results, wanted)`: each name takes its own
+            # iterable's elements (not what every other iterable holds).
+            for t, arg in zip(target.elts, iterable.args):
+                self.bind_each(t, arg, learner=learner)
+            return
         reads = _reads(iterable)
         elements = _elements(iterable, self.s.literals)
         if elements is None:
@@ -473,6 +495,7 @@ def touched_expectations(test_source: str, learner_names: set[str],
     """Where a check of ``test_source`` compares against what the learner's code had received
     (rule 2 above); ``[]`` when nowhere."""
     found: list[str] = []
-    scope = _Scope(_State(set(learner_names), {}, modules | {"tc"}, deep), "cell", found)
+    scope = _Scope(_State(set(learner_names), {}, modules | {"tc"}, deep,
+                          answer=set(learner_names)), "cell", found)
     scope.body(ast.parse(test_source).body)
     return found
