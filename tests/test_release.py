@@ -185,39 +185,19 @@ def test_every_test_cell_records_a_value_check():
     assert len(cells) >= 72
 
 
-# Cells whose checks still compare against values computed from objects the learner's code had
-# received (rule 2), mostly `same_tensor(f(x), expr(x))` in one call: the score is decided outside
-# against the reference run's expected value, so these stay right; the in-kernel verdict and the
-# feedback do not. This list only shrinks: a cell not listed must be clean, and a listed cell
-# that became clean must leave it.
-TOUCHED_EXPECTATIONS_LEFT = {
-    ("09-layout-devices-gradient-lifetime", "ex2-is-contiguous"),
-    ("09-layout-devices-gradient-lifetime", "ex4-to-device"),
-    ("09-layout-devices-gradient-lifetime", "ex5-logged-means"),
-    ("10-training-script", "ex2-pad-collate"),
-    ("10-training-script", "ex5-checkpoint"),
-    ("11-leaks-gradients-compile-hangs", "ex1-pinned-bytes"),
-    ("11-leaks-gradients-compile-hangs", "ex2-train-epoch"),
-    ("11-leaks-gradients-compile-hangs", "ex4-diagnose"),
-    ("11-leaks-gradients-compile-hangs", "ex6-standardize"),
-    ("12-torch-func-and-kernels", "ex2-per-sample-grads"),
-    ("12-torch-func-and-kernels", "ex4-triton-kernel"),
-}
-
-
 def test_no_test_cell_compares_against_what_the_learner_touched():
-    """Rule 2: expected values are computed before the learner's code receives the objects they
-    derive from, or the learner gets copies (tests/verdict_rules.py says what is read)."""
-    new, stale = [], []
+    """Rule 2, for all 72 graded test cells: expected values are computed before the learner's
+    code receives the objects they derive from, or the learner gets copies
+    (tests/verdict_rules.py says what is read, and what it cannot see)."""
+    found, cells = [], 0
     for assignment, answer, test, modules in _graded_cells():
+        cells += 1
         gid = nbgrader_meta(test)["grade_id"]
-        found = touched_expectations(test.source, bound_names(answer.source), modules)
-        if found and (assignment, gid) not in TOUCHED_EXPECTATIONS_LEFT:
-            new.append(f"{assignment}/{gid}:\n      " + "\n      ".join(found))
-        if not found and (assignment, gid) in TOUCHED_EXPECTATIONS_LEFT:
-            stale.append(f"{assignment}/{gid}")
-    assert not new, "checks comparing against what the learner's code received:\n  " + "\n  ".join(new)
-    assert not stale, f"clean now: remove from TOUCHED_EXPECTATIONS_LEFT: {stale}"
+        flags = touched_expectations(test.source, bound_names(answer.source), modules)
+        if flags:
+            found.append(f"{assignment}/{gid}:\n      " + "\n      ".join(flags))
+    assert cells >= 72
+    assert not found, "checks comparing against what the learner's code received:\n  " + "\n  ".join(found)
 
 
 def test_the_touched_expectation_rule_catches_the_known_attack():
@@ -248,3 +228,36 @@ def test_the_touched_expectation_rule_catches_the_known_attack():
     assert touched_expectations(helper, {"f"}, frozenset({"torch"}))
     assert not touched_expectations(helper.replace("_check(x, x)", "_check(x, x.clone())"),
                                     {"f"}, frozenset({"torch"}))
+
+
+@pytest.mark.parametrize("clean, touched", [
+    # a float given to the learner and the reference links nothing; a list would
+    ("x = torch.ones(3)\nn = 2.0\nwant = ref(x, n)\ngot = f(x.clone(), n)\n"
+     "assert tc.check.same_tensor(got, want)\n",
+     "x = torch.ones(3)\nn = [2.0]\ngot = f(x.clone(), n)\nwant = ref(x, n)\n"
+     "assert tc.check.same_tensor(got, want)\n"),
+    # zip: each loop name takes its own iterable's elements; the original handed is still seen
+    ("x = torch.ones(3)\nr = f(x.clone())\nfor got, want in zip(r, (x,)):\n"
+     "    assert tc.check.same_tensor(got, want)\n",
+     "x = torch.ones(3)\nr = f(x)\nfor got, want in zip(r, (x,)):\n"
+     "    assert tc.check.same_tensor(got, want)\n"),
+    # computed first: a helper whose result is new tensors shares nothing with what the learner
+    # gets next; one that returns its argument does
+    ("def _ref(m, x):\n    m = copy.deepcopy(m)\n    return torch.stack([m(x)])\n\n"
+     "net = torch.nn.Linear(2, 2)\nx = torch.ones(2)\nwant = _ref(net, x)\nf(net, x)\n"
+     "assert tc.check.same_tensor(g(), want)\n",
+     "def _ref(m, x):\n    return m\n\n"
+     "net = torch.nn.Linear(2, 2)\nx = torch.ones(2)\nwant = _ref(net, x)\nf(net, x)\n"
+     "assert tc.check.same_tensor(g(), want.weight)\n"),
+    # a name bound again in a loop is a new object, unless the new value reads the old one
+    ("for k in range(2):\n    pool = [torch.ones(1)]\n    out_ = pool[-1].sum()\n"
+     "    _want = len(oracle(out_))\n    assert tc.check.same_value(f(out_), _want)\n",
+     "out_ = torch.ones(2)\nfor k in range(2):\n    out_ = out_[0:]\n"
+     "    assert tc.check.same_value(f(out_), oracle(out_))\n"),
+])
+def test_the_rules_reader_is_precise_where_cells_needed_it_and_still_sees_the_attack(clean, touched):
+    """The refinements the 72 cells needed (tests/verdict_rules.py): each clean shape next to
+    the same shape where the learner really got what the expectation is made of."""
+    modules = frozenset({"torch", "copy"})
+    assert not touched_expectations(clean, {"f"}, modules), touched_expectations(clean, {"f"}, modules)
+    assert touched_expectations(touched, {"f"}, modules)

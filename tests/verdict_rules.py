@@ -21,6 +21,11 @@ defines), in evaluation order:
   with (it was assigned from an expression reading the other, either way round), except through
   ``.clone()``, ``copy.deepcopy(...)``, ``.item()`` and ``.tolist()``, which make new objects;
 * *tainted*: a name assigned from an expression that reads a handed or tainted name;
+* not shared: values no one can change (numbers, strings, tuples of them, what ``len`` or
+  ``.item()`` return), the learner's own functions and classes (``Fn.apply(x)``'s result
+  "holds" ``Fn``, which nothing expected is made from), a name's old object once it is bound
+  again, and, for a call of a helper the cell defines, anything its ``return`` does not hold;
+  ``zip(a, b)`` and ``enumerate(literal)`` bind each loop name to its own elements;
 * a check's *expected value*: the second argument (or ``expected=``) of ``same_value`` and
   ``same_tensor``; through a helper the cell defines, the arguments bound to the parameters the
   helper compares against. Reading a handed or tainted name there is a violation, as is one
@@ -148,6 +153,11 @@ def _immutable(node: ast.AST | None) -> bool:
 def _elements(node: ast.AST, literals: dict[str, ast.AST]) -> list[ast.AST] | None:
     """The element expressions iterating ``node`` yields, when it is a literal the cell wrote
     (``cases.items()`` of a dict display, a list of tuples), else ``None``."""
+    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "enumerate"
+            and len(node.args) == 1 and not node.keywords):
+        inner = _elements(node.args[0], literals)
+        return None if inner is None else [ast.Tuple(elts=[ast.Constant(value=i), e], ctx=ast.Load())
+                                           for i, e in enumerate(inner)]
     method = None
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and not node.args:
         method, node = node.func.attr, node.func.value
@@ -173,6 +183,7 @@ class Helper:
     handed: set[str] = field(default_factory=set)     # parameters it passes to the learner
     expected: set[str] = field(default_factory=set)   # parameters it compares against
     calls_learner: bool = False
+    returns: set[str] = field(default_factory=set)    # names its return value may share
 
 
 @dataclass
@@ -189,6 +200,7 @@ class _State:
     expected_reads: set[str] = field(default_factory=set)  # for a helper's summary
     called: bool = False
     answer: set[str] = field(default_factory=set)      # the names the answer cell binds
+    returns: set[str] = field(default_factory=set)     # what a helper's return value may share
 
     def copy(self) -> _State:
         return _State(set(self.learner), dict(self.helpers), self.modules, self.deep,
@@ -206,6 +218,15 @@ class _Scope:
         self.s, self.where, self.found = state, where, found
 
     def shares(self, node: ast.AST | None) -> set[str]:
+        """As :func:`_shares`; a call of a helper the cell defines shares what the helper's
+        return value may share (``_reference(model, x)`` that deep-copies the model and returns
+        new tensors shares nothing of its arguments)."""
+        if (self.s.deep and isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                and node.func.id in self.s.helpers):
+            helper = self.s.helpers[node.func.id]
+            bound = _bind(helper.params, node)
+            return set().union(helper.returns - set(helper.params),
+                               *(self.shares(bound[p]) for p in helper.returns if p in bound))
         return _shares(node, self.s.modules)
 
     # -- sharing ------------------------------------------------------------------------
@@ -392,6 +413,10 @@ class _Scope:
             return
         if isinstance(stmt, ast.ClassDef):
             return  # a spy or a fixture: its methods are called by whoever holds it
+        if isinstance(stmt, ast.Return):
+            self.expr(stmt.value)
+            self.s.returns |= self._closure(self.shares(stmt.value))
+            return
         if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
             self.expr(stmt.value)
             learner = self._makes_learner_call(stmt.value)
@@ -464,6 +489,8 @@ def summarize(fn: ast.FunctionDef | ast.AsyncFunctionDef, outer: _State, found: 
     params = [p.arg for p in [*a.posonlyargs, *a.args, *a.kwonlyargs]]
     params += [p.arg for p in (a.vararg, a.kwarg) if p is not None]
     state = outer
+    outer_names = set(state.shares) | state.handed | state.tainted | state.learner
+    local = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
     for p in params:
         for names in (state.handed, state.tainted, state.learner, state.immutable):
             names.discard(p)
@@ -472,7 +499,8 @@ def summarize(fn: ast.FunctionDef | ast.AsyncFunctionDef, outer: _State, found: 
     scope = _Scope(state, f"{fn.name}()", found)
     scope.body(fn.body)
     return Helper(params, handed=set(params) & state.handed,
-                  expected=set(params) & state.expected_reads, calls_learner=state.called)
+                  expected=set(params) & state.expected_reads, calls_learner=state.called,
+                  returns=state.returns & (set(params) | (outer_names - local)))
 
 
 def module_names(sources: list[str]) -> frozenset[str]:
