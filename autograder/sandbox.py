@@ -127,6 +127,11 @@ def unavailable() -> str | None:
             return ("the sandbox's unprivileged user cannot read the course's Python environment "
                     f"({sys.prefix}); make it readable by all users (chmod -R a+rX on it and its "
                     f"parent folders) or install it elsewhere: {detail}")
+        if "mount proc" in detail.lower():
+            return ("bubblewrap cannot mount the sandbox's own /proc: this container's /proc is "
+                    "masked (the runtime's default). In Kubernetes run the pod with `hostUsers: "
+                    "false` and `procMount: Unmasked` (autograder/deploy/kubernetes.py); with "
+                    f"Docker or Podman, `--security-opt systempaths=unconfined`: {detail}")
         return ("bubblewrap cannot create the sandbox here (user namespaces disabled, or a "
                 f"container without them): {detail}")
     return None

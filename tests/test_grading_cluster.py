@@ -311,11 +311,137 @@ def test_kubernetes_recipe_spec_as_generated():
         res = container["resources"]
         assert res["requests"] == res["limits"], role
     (w,) = worker["spec"]["containers"]
-    assert w["args"][0] == "dask-worker"
+    assert w["args"][:2] == ["dask", "worker"]          # the pinned distributed's CLI
+    assert w["securityContext"]["procMount"] == "Unmasked" and worker["spec"]["hostUsers"] is False
     assert w["args"][w["args"].index("--nthreads") + 1] == "3"
     assert w["args"][w["args"].index("--nworkers") + 1] == "1"
     assert w["resources"]["limits"] == {"cpu": "3", "memory": "6Gi"}
     assert w["securityContext"]["seccompProfile"] == {"type": "Unconfined"}  # bwrap's namespaces
     (s,) = scheduler["spec"]["containers"]
-    assert s["args"][0] == "dask-scheduler"
+    assert s["args"][:2] == ["dask", "scheduler"]
     assert {p["containerPort"] for p in s["ports"]} >= {8786}
+
+
+def _wait_for_workers(address: str, n: int, security=None, timeout: float = 60) -> dict:
+    from distributed import Client
+
+    with Client(address, timeout=timeout, security=security) as client:
+        client.wait_for_workers(n, timeout=timeout)
+        return client.scheduler_info()["workers"]
+
+
+def _stop(procs: list[subprocess.Popen]) -> None:
+    for proc in procs:
+        proc.terminate()
+    for proc in procs:
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def test_the_kubernetes_specs_command_lines_start_with_the_pinned_distributed(tmp_path):
+    """The very argument lists of the spec's scheduler and worker containers, run from this
+    environment's `dask` (only the ports made free, and the name the pod would get), the
+    scheduler's address given as the operator gives it (DASK_SCHEDULER_ADDRESS)."""
+    from autograder.deploy import kubernetes
+
+    spec = kubernetes.cluster_spec(workers=1, cores=2)
+    (sched,) = spec["spec"]["scheduler"]["spec"]["containers"]
+    (work,) = spec["spec"]["worker"]["spec"]["containers"]
+    port, board = _free_port(), _free_port()
+    sched_args = [str(BIN / a) if i == 0 else a for i, a in enumerate(sched["args"])]
+    worker_args = [str(BIN / a) if i == 0 else a for i, a in enumerate(work["args"])]
+    worker_args = ["w-0" if a == "$(DASK_WORKER_NAME)" else str(_free_port()) if a == "8788" else a
+                   for a in worker_args]
+    env = {**os.environ, "DASK_SCHEDULER_ADDRESS": f"tcp://127.0.0.1:{port}"}
+    procs = [subprocess.Popen([*sched_args, "--port", str(port), "--dashboard-address", f":{board}"],
+                              cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)]
+    try:
+        procs.append(subprocess.Popen(worker_args, cwd=tmp_path, env=env,
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE))
+        workers = _wait_for_workers(f"tcp://127.0.0.1:{port}", 1)
+        (info,) = workers.values()
+        assert info["nthreads"] == 2 and info["name"] == "w-0", info
+    finally:
+        _stop(procs)
+
+
+def test_the_grading_image_matches_the_spec():
+    """autograder/deploy/Dockerfile: the sandbox's packages, the course at the spec's path, the
+    spec's user, the grading pins that tests/requirements.txt holds; it cannot be built here
+    (no container runtime), so this is what can be checked of it."""
+    from autograder.deploy import kubernetes
+
+    text = (REPO / "autograder" / "deploy" / "Dockerfile").read_text()
+    for package in ("bubblewrap", "libseccomp2", "util-linux"):
+        assert f" {package}" in text, package
+    assert f"WORKDIR {kubernetes.REPO_IN_IMAGE}" in text
+    assert f"USER {kubernetes.USER}" in text and f"--uid {kubernetes.USER}" in text
+    assert '-e ".[grading]"' in text and "-r requirements.txt" in text
+    pins = (REPO / "tests" / "requirements.txt").read_text().splitlines()
+    for name in ("dask", "distributed", "copydetect"):
+        assert any(line.startswith(f"{name}==") for line in pins), name
+    ignored = (REPO / "autograder" / "deploy" / "Dockerfile.dockerignore").read_text().split()
+    assert {".venv", ".grading", ".drift", ".git"} <= set(ignored)
+
+
+def test_slurm_runs_nothing_on_the_login_node(tmp_path, monkeypatch):
+    """The login node only writes and submits the driver job; the driver runs this module
+    --in-job (scheduler, reference run, grader) on a compute node."""
+    import shlex
+
+    from autograder.deploy import slurm
+
+    out = subprocess.run([sys.executable, "-m", "autograder.deploy.slurm", "--workers", "3",
+                          "--partition", "grading", "--account", "cs101", "--workdir",
+                          str(tmp_path / "w"), "--print", "--", "subs", A, "--timeout", "30"],
+                         cwd=tmp_path, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    for directive in ("#SBATCH -J tio-grading-driver", "#SBATCH -p grading", "#SBATCH -A cs101",
+                      f"#SBATCH -o {tmp_path / 'w'}/slurm-driver-%j.out"):
+        assert directive in lines, out.stdout
+    assert f"cd {REPO}" in lines
+    command = shlex.split(lines[-1])
+    assert command[:5] == ["exec", sys.executable, "-m", "autograder.deploy.slurm", "--in-job"]
+    assert command[command.index("--") + 1] == str(tmp_path / "subs")   # made absolute
+    assert command[command.index("--") + 2:] == [A, "--timeout", "30"]
+    # No Slurm here: a clear error, and the script is left to submit by hand.
+    monkeypatch.setenv("PATH", "/nonexistent")
+    assert slurm.main(["--workers", "2", "--workdir", str(tmp_path / "w"), "--", "subs"]) == 2
+    assert (tmp_path / "w" / "slurm-driver.sbatch").read_text().startswith("#!/usr/bin/env bash")
+
+
+def test_the_slurm_job_scripts_worker_command_joins_the_tls_scheduler(tmp_path):
+    """The command line the worker jobs' script runs, run here as Slurm would run it, joins
+    the recipe's TLS scheduler (certificates from the 0700 folder)."""
+    import shlex
+
+    import dask
+
+    import dask_jobqueue  # noqa: F401 - registers its config defaults
+
+    from autograder.deploy import slurm
+
+    dask.config.refresh()   # another test may have restored a config from before that import
+    saved = copy.deepcopy(dask.config.config)
+    procs: list[subprocess.Popen] = []
+    try:
+        with slurm.cluster(cores=2, walltime="01:00:00", secure_dir=tmp_path / "tls",
+                           host="127.0.0.1") as cluster:
+            (command,) = [ln for ln in cluster.job_script().splitlines()
+                          if "distributed.cli.dask_worker" in ln]
+            procs.append(subprocess.Popen(shlex.split(command), cwd=REPO, stdout=subprocess.DEVNULL,
+                                          stderr=subprocess.PIPE))
+            from distributed import Client
+
+            with Client(cluster) as client:
+                client.wait_for_workers(1, timeout=90)
+                (info,) = client.scheduler_info()["workers"].values()
+                assert info["nthreads"] == 2, info
+    finally:
+        _stop(procs)
+        dask.config.config.clear()
+        dask.config.config.update(saved)
