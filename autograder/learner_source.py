@@ -41,6 +41,7 @@ IPython's transformation (all 1,102 code cells checked).
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
 
 MAX_CHARS = 256 * 1024  # one answer cell (autograder.answers refuses larger ones earlier)
@@ -113,8 +114,24 @@ def _compile(text: str) -> ast.Module | SyntaxError | Rejected:
     return tree if isinstance(tree, ast.Module) else Rejected("not a module")
 
 
+# Lines IPython's transformer may rewrite: an escape (`%`, `!`, `?`, `/`, `,`, `;`) first, a
+# `?` last, or `= %` / `= !` (a magic or shell output assigned). It applies one rewrite at a
+# time and tokenizes the whole cell again after each, up to 500 times: 500 `%time 1` lines in
+# front of a long list took 84 s of the grader's time (red team of #29). More candidate lines
+# than MAX_IPYTHON_LINES, or candidates x characters over MAX_IPYTHON_WORK, and the cell is
+# refused before IPython reads it: about a second of tokenizing at most (the course's answers
+# are plain Python, under 10 KB; a comment ending in `?` counts, hence the room).
+MAX_IPYTHON_LINES = 8
+MAX_IPYTHON_WORK = 512 * 1024
+_IPYTHON_LINE = re.compile(r"^\s*[%!?/,;]|\?\s*$|=\s*[%!]", re.MULTILINE)
+
+
 def _ipython(source: str) -> str | Rejected:
     """What IPython's input transformer makes of ``source`` (what the kernel compiles)."""
+    candidates = len(_IPYTHON_LINE.findall(source))
+    if candidates > MAX_IPYTHON_LINES or candidates * len(source) > MAX_IPYTHON_WORK:
+        return Rejected(f"{candidates} lines of IPython syntax (magics, shell escapes, help), more "
+                        f"than the grader reads (answers are plain Python)")
     try:
         from IPython.core.inputtransformer2 import TransformerManager
 

@@ -16,7 +16,8 @@ Contract:
   raises ``ValueError`` (scores are computed by the grader: a NaN is our bug, never written).
   **Anything else** is text (``str(value)``; ``None`` is an empty cell) and gets a leading
   ``'`` when it starts with one of :data:`FORMULA_START`, including text that looks numeric
-  (a section named ``-1``).
+  (a section named ``-1``). Control characters other than tab and line breaks (an ESC that
+  would recolour a terminal showing the file) become U+FFFD.
 * :func:`writer` is ``csv.writer`` with every cell of every row through :func:`cell`: the one
   way this package writes a CSV (the grade export and the Canvas and Moodle files).
 """
@@ -32,6 +33,8 @@ from typing import IO
 # OWASP's list, and a newline (a cell that starts on a new line can start a formula there).
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "\n")
 NUMBER = re.compile(r"-?\d+(\.\d+)?(e[+-]\d+)?\Z")
+# Control characters other than tab and line breaks (C0, DEL, C1): shown as U+FFFD.
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 
 
 def cell(value: object) -> str:
@@ -43,6 +46,7 @@ def cell(value: object) -> str:
         assert NUMBER.match(text), text  # the property the docstring promises
         return text
     text = "" if value is None else str(value)
+    text = _CONTROL.sub("\ufffd", text)   # ESC and friends: `cat grades.csv` recoloured the terminal
     return "'" + text if text.startswith(FORMULA_START) else text
 
 

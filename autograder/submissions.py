@@ -124,12 +124,17 @@ def collect(source: Path, assignments: list[str], students: list[str] | None = N
             found.problems.append(f"{entry.name}: not a valid student id (letters, digits, "
                                   "'_', '.', '@', '+', '-'); skipped.")
             continue
-        if entry.is_dir(follow_symlinks=False):
-            _collect_folder(Path(entry.path), source, student, accept, found.problems)
-        elif entry.name.endswith(".zip") and entry.is_file(follow_symlinks=False):
-            _collect_zip(Path(entry.path), student, accept, found.problems)
-        else:
-            found.problems.append(f"{entry.name}: expected a student folder or a .zip; skipped.")
+        try:
+            if entry.is_dir(follow_symlinks=False):
+                _collect_folder(Path(entry.path), source, student, accept, found.problems)
+            elif entry.name.endswith(".zip") and entry.is_file(follow_symlinks=False):
+                _collect_zip(Path(entry.path), student, accept, found.problems)
+            else:
+                found.problems.append(f"{entry.name}: expected a student folder or a .zip; skipped.")
+        except Exception as err:  # noqa: BLE001 - one student's files never stop the class
+            found.problems.append(f"{entry.name}: could not be read ({type(err).__name__}: "
+                                  f"{str(err)[:200]}); what was read of it is graded, the rest "
+                                  "is missing.")
     return found
 
 
@@ -188,8 +193,11 @@ def _collect_zip(path: Path, student: str, accept, problems: list[str]) -> None:
             try:
                 with archive.open(info) as fh:
                     data = fh.read(MAX_NOTEBOOK_BYTES + 1)
-            except (zipfile.BadZipFile, OSError, NotImplementedError, RuntimeError) as err:
-                problems.append(f"{label}: cannot be extracted ({err}); graded as missing.")
+            except Exception as err:  # noqa: BLE001 - zlib.error, lzma.LZMAError, EOFError...: the
+                # student's archive, never a grader failure (red team of #29: one corrupt
+                # deflate stream stopped the whole class)
+                problems.append(f"{label}: cannot be extracted ({type(err).__name__}: "
+                                f"{str(err)[:200]}); graded as missing.")
                 data = b""
             if len(data) > MAX_NOTEBOOK_BYTES:
                 problems.append(f"{label}: inflates past the {MAX_NOTEBOOK_BYTES // 2**20} MiB "

@@ -545,6 +545,10 @@ ATTACKS: dict[str, tuple[str, Build]] = {
                           lambda nb, p: _answer(nb, "x = " + " + ".join(["1"] * 60_000), 2)),
     "a-deep-not": ("`not not ... 1` 10,000 deep, MemoryError in the grader's parser",
                    lambda nb, p: _answer(nb, "x = " + "not " * 10_000 + "1", 2)),
+    "a-slow-transform": ("501 magic lines before a 20,000-element list: IPython's transformer "
+                         "re-tokenized it 500 times, 84 s of the grader's own time (red team)",
+                         lambda nb, p: _answer(nb, "%time 1\n" * 501 + "x = [" + ",".join(["1"] * 20_000)
+                                               + "]\n", 2)),
     # A syntax error as written that IPython rewrites into Python: the screen and the run-time
     # guard saw nothing (ast.parse failed), the kernel ran it (IPython dedents, strips prompts).
     "a-indented-cell": ("an answer cell indented by two spaces, past the screen and the guard",

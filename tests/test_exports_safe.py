@@ -42,6 +42,10 @@ def test_cell_neutralises_text_and_keeps_numbers():
                          (1e-05, "1e-05"), (1e20, "100000000000000000000"), (-0.25, "-0.25")):
         assert spreadsheet.cell(number) == text and spreadsheet.NUMBER.match(text), number
     assert spreadsheet.cell(True) == "True"  # a bool is not a score
+    # Control characters (a roster lms_id "\x1b[31mred" recoloured the terminal that showed the
+    # file: red team of #29) are shown as U+FFFD; tab and line breaks are the CSV's business.
+    assert spreadsheet.cell("\x1b[31mred\x07\x9b") == "\ufffd[31mred\ufffd\ufffd"
+    assert spreadsheet.cell("a\tb\nc") == "a\tb\nc"
     for bad in (float("nan"), float("inf"), -float("inf")):
         with pytest.raises(ValueError):
             spreadsheet.cell(bad)

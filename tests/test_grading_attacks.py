@@ -11,6 +11,7 @@ process is left.
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
 import subprocess
@@ -106,6 +107,19 @@ def attacked(tmp_path_factory):
     big = nbformat.writes(rel).replace('"metadata": {', '"metadata": {"n": ' + "7" * 5000 + ", ", 1)
     (subs / "a-bigint" / A).mkdir(parents=True)
     (subs / "a-bigint" / A / f"{A}.ipynb").write_text(big)
+    # Archives whose member cannot be inflated: a corrupt deflate stream raised zlib.error and a
+    # corrupt LZMA one LZMAError while collecting, which stopped the whole class (red team).
+    for student, method in (("a-corrupt-deflate", zipfile.ZIP_DEFLATED),
+                            ("a-corrupt-lzma", zipfile.ZIP_LZMA)):
+        member = f"{A}/{A}.ipynb"
+        buffer = io.BytesIO()
+        with zipfile.ZipFile(buffer, "w", method) as zf:
+            zf.writestr(member, nbformat.writes(with_replacements(rel, answers)))
+        data = bytearray(buffer.getvalue())
+        start = 30 + len(member)                  # the member's data, after its local header
+        for i in range(start + 10, start + 60):
+            data[i] ^= 0xFF
+        (subs / f"{student}.zip").write_bytes(bytes(data))
     # One student, a folder and a zip: the folder is read first and graded; the zip is named.
     _write(rel, subs, "a-twice")
     with zipfile.ZipFile(subs / "a-twice.zip", "w") as zf:
@@ -132,7 +146,8 @@ SOLVING = {"a-hide-similarity"}  # solves honestly; attacks the report, not the 
 
 
 @pytest.mark.parametrize("student", [*sorted(set(ATTACKS) - SOLVING), "a-symlink", "a-huge", "a-zipbomb",
-                                     "a-twice", "a-deep-json", "a-bigint"])
+                                     "a-twice", "a-deep-json", "a-bigint", "a-corrupt-deflate",
+                                     "a-corrupt-lzma"])
 def test_every_attack_scores_zero(attacked, student):
     scores = _scores(attacked, student)
     assert scores and all(s == 0 for s, _ in scores.values()), (ATTACKS.get(student), scores)
@@ -157,11 +172,12 @@ def test_attacks_are_reported(attacked):
                     "a-update-wrapper-code", "a-wraps-alias", "a-metaclass-float",
                     "a-annassign-shadow", "a-format-leak", "a-format-leak-dynamic",
                     "a-format-leak-unbound", "a-format-leak-map", "a-long-expression",
-                    "a-deep-not", "a-indented-cell", "a-call-escape"):
+                    "a-deep-not", "a-indented-cell", "a-call-escape", "a-slow-transform"):
         assert f"{student}/{A}" in out.split("Tampering")[-1], (student, out)
     for student, words in (("a-symlink", "symlink"), ("a-huge", "limit"), ("a-zipbomb", "limit"),
                            ("a-locked-edit", "locked cell"), ("a-skip-tags", "locked cell"),
-                           ("a-twice", "more than once")):
+                           ("a-twice", "more than once"), ("a-corrupt-deflate", "cannot be extracted"),
+                           ("a-corrupt-lzma", "cannot be extracted")):
         assert any(student in line and words in line for line in out.splitlines()), (student, out)
     assert "control-" not in out.split("Problems:")[-1] if "Problems:" in out else True
 

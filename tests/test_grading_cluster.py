@@ -420,7 +420,6 @@ def test_the_slurm_job_scripts_worker_command_joins_the_tls_scheduler(tmp_path):
     import shlex
 
     import dask
-
     import dask_jobqueue  # noqa: F401 - registers its config defaults
 
     from autograder.deploy import slurm

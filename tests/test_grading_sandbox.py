@@ -41,6 +41,14 @@ for target in __TARGETS__:
         pass
 report["written"] = written
 try:
+    with open("/dev/null", "w") as fh:
+        fh.write("x")
+    with open("/dev/shm/ok", "w") as fh:
+        fh.write("x")
+    report["dev"] = "ok"
+except OSError as err:
+    report["dev"] = str(err)
+try:
     socket.create_connection(("1.1.1.1", 53), timeout=2)
     report["network"] = True
 except OSError:
@@ -82,7 +90,8 @@ def test_sandbox_hides_protects_and_limits(tmp_path, monkeypatch):
     paths = [str(REPO / "solutions"), str(REPO / "autograder"), str(workdir), str(subs),
              str(REPO / "tensorcourse"), str(site)]
     targets = [str(workdir / "gradebook.db"), str(site / "evil.pth"),
-               str(REPO / "tensorcourse" / "evil.py"), str(subs / "other.ipynb")]
+               str(REPO / "tensorcourse" / "evil.py"), str(subs / "other.ipynb"),
+               "/dev/hoard"]   # /dev is read-only: graded unprivileged it held 3.6 GB (#29)
     nb = nbformat.v4.new_notebook()
     code = PROBE.replace("__PATHS__", repr(paths)).replace("__TARGETS__", repr(targets))
     nb.cells = [nbformat.v4.new_code_cell(code.replace("__MARKER__", MARKER))]
@@ -99,6 +108,7 @@ def test_sandbox_hides_protects_and_limits(tmp_path, monkeypatch):
                                  str(REPO / "tensorcourse"): True, str(site): True}
     assert "TIO_GRADER_SECRET" not in report["env"] and "JPY_PARENT_PID" not in report["env"]
     assert report["written"] == []
+    assert report["dev"] == "ok"   # /dev/null and /dev/shm still work
     assert report["network"] is False
     assert report["memory"] == "refused" and report["file"] == "refused"
     assert report["processes"] < 200

@@ -47,6 +47,8 @@ REFUSED = {
     "quote escape": ",exec import os\n",
     "prompt": ">>> import gc\n",
     "help": "torch.os??\n",
+    # IPython re-tokenizes the cell after each of up to 500 rewrites: 84 s here before the bound.
+    "501 magics before a long list": "%time 1\n" * 501 + "x = [" + ",".join(["1"] * 20_000) + "]\n",
     # Valid Python that IPython changes: `...: ` is stripped as a prompt (a dict becomes a set).
     "continuation prompt": "d = {\n    ...: 1}\n",
 }
@@ -64,6 +66,22 @@ READ = {
     "top-level await": "async def g():\n    return 1\n\n\nawait g()\n",
     "many short lines": "x = 1\n" * 10_000,
 }
+
+
+def test_reading_ipython_syntax_is_bounded_in_time():
+    """The worst a cell under the bound can cost: its candidate lines times its size."""
+    import time
+
+    lines = learner_source.MAX_IPYTHON_LINES
+    size = learner_source.MAX_IPYTHON_WORK // lines
+    worst = "%time 1\n" * lines + "x = [" + ",".join(["1"] * (size // 2)) + "]\n"
+    start = time.monotonic()
+    learner_source.parse(worst)
+    assert time.monotonic() - start < 10
+    start = time.monotonic()
+    assert isinstance(learner_source.parse(REFUSED["501 magics before a long list"]),
+                      learner_source.Rejected)
+    assert time.monotonic() - start < 1
 
 
 @pytest.mark.parametrize("name", list(REFUSED))
