@@ -27,6 +27,9 @@ COMMANDS = {
     "feedback": "per-student HTML feedback for graded submissions",
     "export": "scores per student and assignment: CSV, or Canvas's or Moodle's import file",
     "report": "the class report: scores, exercises, misconceptions, similar answers (HTML)",
+    "adjust": "change a graded score by hand, with a reason (kept by every regrade)",
+    "due": "set an assignment's due date (late work: see the grading folder's nbgrader_config.py)",
+    "extend": "give a student more time on an assignment",
 }
 
 
@@ -76,6 +79,28 @@ def _subparser(command: str) -> argparse.ArgumentParser:
         workdir_arg()
     elif command == "feedback":
         sp.add_argument("assignments", nargs="*", help="assignment names (default: all)")
+        workdir_arg()
+    elif command == "adjust":
+        sp.add_argument("student", nargs="?", help="the student's id (folder or zip name)")
+        sp.add_argument("assignment", nargs="?", help="the assignment")
+        sp.add_argument("--notebook", default=None, help="the notebook (default: the assignment's only one)")
+        sp.add_argument("--cell", default="", metavar="GRADE_ID",
+                        help="a test cell's grade id (default: the notebook as a whole)")
+        sp.add_argument("--score", type=float, default=None, help="set the cell's score to this")
+        sp.add_argument("--points", type=float, default=None,
+                        help="add these points (negative takes off)")
+        sp.add_argument("--reason", default="", help="why: shown on the student's feedback page")
+        sp.add_argument("--remove", action="store_true", help="remove this adjustment")
+        sp.add_argument("--list", action="store_true", help="list every adjustment")
+        workdir_arg()
+    elif command == "due":
+        sp.add_argument("assignment", help="the assignment")
+        sp.add_argument("when", help="'2027-01-15 23:59:00 Europe/Berlin' (no zone: UTC), or none")
+        workdir_arg()
+    elif command == "extend":
+        sp.add_argument("student", help="the student's id")
+        sp.add_argument("assignment", help="the assignment")
+        sp.add_argument("--hours", type=float, required=True, help="extra time (0 removes it)")
         workdir_arg()
     elif command == "report":
         sp.add_argument("assignments", nargs="*", help="assignment names (default: all graded)")
@@ -164,6 +189,9 @@ def _run(args: argparse.Namespace) -> int:
         print(f"wrote the class report: {pages[0]} ({len(pages) - 1} assignment page(s))")
         return 0
 
+    if args.command in ("adjust", "due", "extend"):
+        return _term(args)
+
     if args.command == "export":
         from .grading import export
 
@@ -183,6 +211,40 @@ def _run(args: argparse.Namespace) -> int:
                 print(f"  ... and {len(flagged) - 50} more")
         return 0
     raise AssertionError(args.command)
+
+
+def _term(args: argparse.Namespace) -> int:
+    """adjust, due and extend: they change the gradebook; penalties follow at once."""
+    from . import adjustments, term
+    from .course import notebook_names
+
+    workdir = args.workdir.resolve()
+    if args.command == "adjust" and args.list:
+        for a in adjustments.load(workdir):
+            print(f"{safe(a.student)} {a.assignment}/{a.notebook}: {safe(a.describe())} ({a.source})")
+        return 0
+    if args.command in ("adjust", "extend"):
+        if not args.student or not args.assignment:
+            raise CourseError(f"{args.command}: give STUDENT and ASSIGNMENT.")
+    (assignment,) = resolve_assignments([args.assignment])
+    if args.command == "due":
+        due = term.set_duedate(workdir, assignment, args.when)
+        print(f"{assignment}: due {due:%Y-%m-%d %H:%M} UTC." if due else f"{assignment}: no due date.")
+    elif args.command == "extend":
+        if args.hours < 0 or args.hours != args.hours:
+            raise CourseError("--hours must be 0 (remove) or more.")
+        term.set_extension(workdir, args.student, assignment, args.hours)
+        print(f"{safe(args.student)}: {args.hours:g} h more on {assignment}." if args.hours
+              else f"{safe(args.student)}: no extension on {assignment}.")
+    else:
+        notebook = args.notebook or notebook_names(assignment)[0]
+        print(adjustments.record(workdir, adjustments.Adjustment(
+            args.student, assignment, notebook, args.cell, args.score, args.points, args.reason),
+            remove=args.remove))
+    if (workdir / "gradebook.db").exists():
+        term.apply(workdir)
+        print("Gradebook updated; run `feedback` again so that students see it.")
+    return 0
 
 
 def _grade(args: argparse.Namespace) -> int:

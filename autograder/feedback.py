@@ -52,10 +52,20 @@ def _misconception(misconception_id: str) -> str:
 
 
 def render(student: str, assignment: str, notebook: str, tests: list[TestResult],
-           points: dict[str, float]) -> str:
-    """The feedback page for one notebook of one submission."""
+           points: dict[str, float], *, final: float | None = None,
+           notes: list[str] | None = None) -> str:
+    """The feedback page for one notebook of one submission. ``final``: the score after the
+    instructor's adjustments and any late penalty (the gradebook's); ``notes``: what changed it,
+    in words (autograder/adjustments.py, autograder/term.py)."""
     total = sum(points.get(t.grade_id, 0.0) for t in tests if t.passed)
     possible = sum(points.get(t.grade_id, 0.0) for t in tests)
+    said = f"<b>{total:g} / {possible:g}</b> points"
+    if final is not None and abs(final - total) > 1e-9:
+        said = f"<b>{final:g} / {possible:g}</b> points ({total:g} from the checks, changed as below)"
+    extra = ""
+    if notes:
+        extra = ("<h2>Adjustments and lateness</h2>\n<ul>"
+                 + "".join(f"<li>{escape(n)}</li>" for n in notes) + "</ul>\n")
     rows = []
     for t in tests:
         got = points.get(t.grade_id, 0.0) if t.passed else 0.0
@@ -72,7 +82,7 @@ def render(student: str, assignment: str, notebook: str, tests: list[TestResult]
         f"<title>{escape(assignment)}: feedback for {escape(student)}</title>"
         f"<style>{_STYLE}</style></head><body>\n"
         f"<header><h1>{escape(notebook)}</h1>\n<p>Feedback for <b>{escape(student)}</b>: "
-        f"<b>{total:g} / {possible:g}</b> points.</p></header>\n<main>\n"
+        f"{said}.</p></header>\n<main>\n{extra}"
         "<h2>Checks</h2>\n<div class=\"checks\" tabindex=\"0\" role=\"region\" aria-label=\"checks\"><table>"
         f"<caption>{len(tests)} checks, {sum(t.passed for t in tests)} passed</caption>"
         "<thead><tr><th scope=\"col\">Check</th><th scope=\"col\">Points</th>"

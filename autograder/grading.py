@@ -22,7 +22,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import spreadsheet
+from . import adjustments, spreadsheet
 from .course import NOTEBOOKS, SOLUTIONS, CourseError, base_config, notebook_names
 from .course import assignments as course_assignments
 from .sandbox import Limits
@@ -230,6 +230,8 @@ def _record(workdir: Path, outcome: Outcome, data: bytes) -> None:
             submission = gb.find_submission(outcome.assignment, outcome.student)
         except MissingEntry:
             submission = gb.add_submission(outcome.assignment, outcome.student)
+        # What formgrader changed since the last run becomes a lasting adjustment first.
+        adjustments.harvest(workdir, gb, outcome.student, outcome.assignment, outcome.notebook)
         points: dict[str, float] = {}
         for nb in submission.notebooks:
             if nb.name != outcome.notebook:
@@ -237,10 +239,10 @@ def _record(workdir: Path, outcome: Outcome, data: bytes) -> None:
             for grade in nb.grades:
                 grade.auto_score = (float(grade.max_score) if passed.get(grade.name) else 0.0) \
                     if graded else None
-                grade.manual_score = None
                 grade.needs_manual_grade = not graded
                 points[grade.name] = float(grade.max_score)
         gb.db.commit()
+        adjustments.apply(workdir, gb, outcome.student, outcome.assignment, outcome.notebook)
     rel = Path(outcome.student) / outcome.assignment
     for folder, suffix, content in (("submitted", ".ipynb", data),
                                     ("autograded", ".ipynb", outcome.executed.encode()),
@@ -316,6 +318,11 @@ def grade(submissions: Path, workdir: Path, assignments: list[str] | None, limit
     elif not found.found:
         problems.append(f"No submissions found in {submissions} for "
                         f"{', '.join(assignments) or 'any assignment of this course'}.")
+    from . import term
+
+    term.write_config(workdir)   # formgrader's view of this folder, and the late policy
+    term.policy(workdir)         # a bad late policy stops here, before anything is graded
+    times = term.submission_times(workdir, found.stamps, found.mtimes, problems)
     api = _api(workdir)
     for assignment in assignments:
         result = api.generate_assignment(assignment, force=True, create=True)
@@ -359,6 +366,7 @@ def grade(submissions: Path, workdir: Path, assignments: list[str] | None, limit
             _run_all(job_list, jobs, Progress(len(job_list), progress), record)
     finally:
         sweep_abandoned()  # what a worker killed mid-notebook left here (autograder/scratch.py)
+    notes_seen.extend(term.apply(workdir, found.pairs, times))   # times, extensions, penalties
     problems += warnings_seen + sorted(graded_problems)  # outcomes arrive in any order; reports do not
     tampering.sort()
     results = []
@@ -397,6 +405,25 @@ def load_results(workdir: Path, assignment: str, student: str) -> list[dict]:
     return [json.loads(p.read_text()) for p in sorted(folder.glob("*.json"))]
 
 
+def _changes(workdir: Path, student: str, assignment: str, notebook: str,
+             points: dict[str, float]) -> tuple[float | None, list[str]]:
+    """A notebook's score after adjustments and the late penalty, and what changed it."""
+    from nbgrader.api import Gradebook, MissingEntry
+
+    from . import term
+
+    notes = [a.describe(points.get(a.cell)) for a in adjustments.load(workdir)
+             if a.key[:3] == (student, assignment, notebook)]
+    late = term.describe(term.lateness(workdir, student, assignment))
+    notes += [late] if late else []
+    with Gradebook(db_url(workdir)) as gb:
+        try:
+            nb = gb.find_submission_notebook(notebook, assignment, student)
+        except MissingEntry:
+            return None, notes
+        return float(nb.score) - float(nb.late_submission_penalty or 0.0), notes
+
+
 # The pages `feedback` could not make (an unreadable result), for the command to report.
 feedback_skipped: list[str] = []
 
@@ -421,8 +448,10 @@ def feedback(workdir: Path, assignments: list[str]) -> list[Path]:
                 path.parent.mkdir(parents=True, exist_ok=True)
                 try:
                     tests = [TestResult(**t) for t in outcome["tests"]]
+                    final, notes = _changes(workdir, student_dir.name, assignment,
+                                            outcome["notebook"], outcome.get("points", {}))
                     page = render(student_dir.name, assignment, outcome["notebook"], tests,
-                                  outcome.get("points", {}))
+                                  outcome.get("points", {}), final=final, notes=notes)
                 except (TypeError, KeyError, ValueError) as err:  # one odd result: that page only
                     feedback_skipped.append(f"{student_dir.name}/{assignment}: no feedback page "
                                             f"({type(err).__name__}: {str(err)[:200]})")
@@ -433,7 +462,9 @@ def feedback(workdir: Path, assignments: list[str]) -> list[Path]:
     return written
 
 
-GRADE_COLUMNS = ["student", "assignment", "cell", "score", "max_score", "status"]
+# score: after the late penalty (nbgrader's export does the same); late_penalty: the points a
+# late submission lost (autograder/term.py), empty per cell.
+GRADE_COLUMNS = ["student", "assignment", "cell", "score", "max_score", "status", "late_penalty"]
 
 
 def grade_rows(workdir: Path, *, by_cell: bool = False,
@@ -466,22 +497,23 @@ def grade_rows(workdir: Path, *, by_cell: bool = False,
                     sub = gb.find_submission(assignment.name, student.id)
                 except MissingEntry:
                     row(student.id, assignment.name, "", "", float(assignment.max_score),
-                        "not submitted")
+                        "not submitted", "")
                     continue
                 state = status(workdir, student.id, assignment.name)
                 if state != "graded":
                     # A grader failure is not a score: the score column stays empty.
-                    row(student.id, assignment.name, "", "", float(sub.max_score), NOT_GRADED)
+                    row(student.id, assignment.name, "", "", float(sub.max_score), NOT_GRADED, "")
                     continue
                 state = "needs manual grading" if sub.needs_manual_grade else "graded"
                 if by_cell:
                     for nb in sub.notebooks:
                         for g in nb.grades:
                             row(student.id, assignment.name, g.name, float(g.score),
-                                float(g.max_score), state)
+                                float(g.max_score), state, "")
                 else:
-                    row(student.id, assignment.name, "", float(sub.score), float(sub.max_score),
-                        state)
+                    penalty = float(sub.late_submission_penalty or 0.0)
+                    row(student.id, assignment.name, "", float(sub.score) - penalty,
+                        float(sub.max_score), state, penalty)
     return rows
 
 
@@ -512,7 +544,7 @@ def export(workdir: Path, output: Path, *, by_cell: bool = False, fmt: str = "cs
             # Every cell through spreadsheet.cell: scores stay numbers, no text runs as a formula.
             writer = spreadsheet.writer(fh)
             writer.writerow(GRADE_COLUMNS)
-            writer.writerows([r[c] for c in GRADE_COLUMNS] for r in rows)
+            writer.writerows([r.get(c, "") for c in GRADE_COLUMNS] for r in rows)
         flagged = [f"{r['student']}: {r['assignment']}: {r['status']}" for r in rows
                    if r["status"] in (NOT_GRADED, "not submitted")]
         return len(rows), flagged

@@ -64,6 +64,7 @@ class AssignmentReport:
     seconds: dict[str, float] = field(default_factory=dict)   # student -> grading time (s)
     phases: dict[str, float] = field(default_factory=dict)    # phase -> median seconds
     pairs: list[Pair] = field(default_factory=list)
+    changes: dict[str, list[str]] = field(default_factory=dict)  # student -> adjustments, lateness
 
 
 def _check_name(message: str) -> str:
@@ -76,7 +77,7 @@ def _check_name(message: str) -> str:
 def build(workdir: Path, roster: Path | None = None,
           assignments: list[str] | None = None) -> list[AssignmentReport]:
     """``assignments`` (default: every one the gradebook holds), gathered from the work folder."""
-    from . import lms
+    from . import adjustments, lms, term
     from .grading import grade_rows, load_results
     from .similarity import answers_of, similar_pairs, stubs_of
 
@@ -100,6 +101,12 @@ def build(workdir: Path, roster: Path | None = None,
                 rep.not_graded.append(s)
                 continue
             rep.scores[s] = float(row["score"])
+            said = [a.describe() for a in adjustments.load(workdir) if a.key[:2] == (s, assignment)]
+            info = term.lateness(workdir, s, assignment)
+            if info.get("hours_late"):
+                said.append(term.describe(info))
+            if said:
+                rep.changes[s] = said
             total = 0.0
             for outcome in load_results(workdir, assignment, s):
                 rep.problems += [f"{s}: {p}" for p in outcome.get("problems", [])]
@@ -316,6 +323,12 @@ def assignment_page(rep: AssignmentReport) -> str:
                  f"<p>Not graded (a grader failure, never a 0: regrade with "
                  f"<code>grade --retry-failed</code>): {escape(', '.join(rep.not_graded) or 'none')}."
                  f"</p><p>Not submitted: {escape(', '.join(rep.not_submitted) or 'none')}.</p>")
+    parts.append("<h2>Adjustments and late work</h2>" + (
+        "<p>Scores above include these (adjustments are kept by every regrade; the late policy "
+        "is in the grading folder's <code>nbgrader_config.py</code>).</p><ul>"
+        + "".join(f"<li><b>{escape(st)}</b>: {escape('; '.join(lines))}</li>"
+                  for st, lines in sorted(rep.changes.items())) + "</ul>"
+        if rep.changes else "<p>None.</p>"))
     parts.append("<h2>Problems and Tampering</h2>" + "".join(
         f"<h3>{label} ({len(lines)})</h3>" + ("<ul>" + "".join(f"<li>{escape(x)}</li>" for x in lines)
                                                + "</ul>" if lines else "<p>None.</p>")

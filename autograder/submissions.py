@@ -45,6 +45,10 @@ class Collected:
     # (a term grades one assignment at a time; the folder holds them all).
     skipped: dict[str, int] = field(default_factory=dict)
     present: set[str] = field(default_factory=set)   # every known assignment seen in the folder
+    # When each (student, assignment) came in (autograder/term.py decides which counts): the
+    # text of nbgrader's timestamp.txt in a submission folder, and the newest file's time.
+    stamps: dict[tuple[str, str], str] = field(default_factory=dict)
+    mtimes: dict[tuple[str, str], float] = field(default_factory=dict)
 
     @property
     def pairs(self) -> list[tuple[str, str]]:
@@ -87,7 +91,8 @@ def collect(source: Path, assignments: list[str], students: list[str] | None = N
     found = Collected()
     wanted, known = set(assignments), set(course_assignments())
 
-    def accept(student: str, assignment: str, name: str, data: bytes | None, label: str) -> None:
+    def accept(student: str, assignment: str, name: str, data: bytes | None, label: str,
+               mtime: float = 0.0) -> None:
         if assignment in known:
             found.present.add(assignment)
         if assignment not in wanted:
@@ -110,6 +115,8 @@ def collect(source: Path, assignments: list[str], students: list[str] | None = N
         elif data is not None:
             notebooks[name] = data
             found.origin[(student, assignment, name)] = label
+            found.mtimes[(student, assignment)] = max(found.mtimes.get((student, assignment), 0.0),
+                                                      mtime)
 
     for entry in sorted(os.scandir(source), key=lambda e: e.name):
         if entry.name.startswith("."):
@@ -127,6 +134,9 @@ def collect(source: Path, assignments: list[str], students: list[str] | None = N
         try:
             if entry.is_dir(follow_symlinks=False):
                 _collect_folder(Path(entry.path), source, student, accept, found.problems)
+                for key, text in _stamps(Path(entry.path), student).items():
+                    if key in found.found:
+                        found.stamps[key] = text
             elif entry.name.endswith(".zip") and entry.is_file(follow_symlinks=False):
                 _collect_zip(Path(entry.path), student, accept, found.problems)
             else:
@@ -151,7 +161,30 @@ def _collect_folder(folder: Path, source: Path, student: str, accept, problems: 
             if not nb.name.endswith(".ipynb"):
                 continue
             label = f"{student}/{sub.name}/{nb.name}"
-            accept(student, sub.name, nb.name[:-6], _read_file(Path(nb.path), label, problems), label)
+            accept(student, sub.name, nb.name[:-6], _read_file(Path(nb.path), label, problems), label,
+                   _mtime(Path(nb.path)))
+
+
+def _mtime(path: Path) -> float:
+    try:
+        return path.lstat().st_mtime
+    except OSError:
+        return 0.0
+
+
+def _stamps(folder: Path, student: str) -> dict[tuple[str, str], str]:
+    """``timestamp.txt`` of each assignment folder (what nbgrader's exchange writes on submit):
+    a small regular file, never followed through a link; its text, undecoded bytes replaced."""
+    out = {}
+    for sub in os.scandir(folder):
+        path = Path(sub.path) / "timestamp.txt"
+        try:
+            info = path.lstat()
+        except OSError:
+            continue
+        if sub.is_dir(follow_symlinks=False) and stat.S_ISREG(info.st_mode) and info.st_size <= 200:
+            out[(student, sub.name)] = path.read_bytes().decode("utf-8", "replace")
+    return out
 
 
 def _collect_zip(path: Path, student: str, accept, problems: list[str]) -> None:
@@ -203,4 +236,4 @@ def _collect_zip(path: Path, student: str, accept, problems: list[str]) -> None:
                 problems.append(f"{label}: inflates past the {MAX_NOTEBOOK_BYTES // 2**20} MiB "
                                 "limit (the zip lies about its size); graded as missing.")
                 data = b""
-            accept(student, assignment, name, data, label)
+            accept(student, assignment, name, data, label, _mtime(path))
