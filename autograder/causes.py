@@ -9,7 +9,10 @@ side, from the learner's text alone:
 * :func:`answer_cause`: the answer cell does not compile (the line, its text and Python's
   message), or it never mentions a name its exercise's release cell defines (so the test's
   call of it cannot work; a close spelling the learner did write is suggested);
-* :func:`timeout_cause`: which limit stopped the test, and that the learner's code was running.
+* :func:`timeout_cause`: which limit stopped the test, and that the learner's code was running;
+* :func:`learner_lines`: where in the learner's own functions an error was raised, quoted
+  from their answer as the grader holds it (the kernel reports function names and line
+  numbers only, never text, and never a frame of the test).
 
 Contract: every function here is decided from the learner's own answer text and the release,
 never from what the kernel printed or raised, so nothing here can carry a hidden test's text
@@ -20,6 +23,7 @@ learner_message`).
 
 from __future__ import annotations
 
+import ast
 import difflib
 import re
 
@@ -30,8 +34,13 @@ _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _SHOWN = 100   # characters of a learner's line quoted back
 
 
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
 def _quote(line: str) -> str:
-    line = " ".join(line.split())   # one line, no control characters or tabs
+    # one line; control and bidi characters shown as U+FFFD (an ESC in a learner's line reached
+    # the feedback page and the report: red team of #29)
+    line = _CONTROL.sub("\ufffd", " ".join(line.split()))
     return line if len(line) <= _SHOWN else line[:_SHOWN - 1] + "…"
 
 
@@ -60,10 +69,21 @@ def missing_names(source: str, required: set[str]) -> str:
             f"call of it fails with NameError: name '{name}' is not defined{hint}")
 
 
+def defined_names(release_source: str) -> set[str]:
+    """What a release's answer cell defines for the test to use: its functions, classes and
+    assigned names, not its imports (an answer may import differently)."""
+    tree = learner_source.tree_or_none(release_source)
+    if tree is None:
+        return set()
+    imported = {(a.asname or a.name).split(".")[0] for n in ast.walk(tree)
+                if isinstance(n, (ast.Import, ast.ImportFrom)) for a in n.names}
+    return bound_names(release_source) - imported
+
+
 def answer_cause(source: str, release_source: str) -> str:
     """Why the learner's answer cannot pass whatever the test does, or ``""``."""
     try:
-        return syntax_error(source) or missing_names(source, bound_names(release_source))
+        return syntax_error(source) or missing_names(source, defined_names(release_source))
     except Exception:  # noqa: BLE001 - a cause we cannot work out leaves the test's own message
         return ""
 
@@ -73,3 +93,24 @@ def timeout_cause(limit_seconds: int) -> str:
     return (f"stopped after {limit_seconds} s, the time limit for one cell: your code was still "
             "running (the solution passes this test well within it). Look for a loop that never "
             "ends, or far more work than the exercise needs")
+
+
+def learner_lines(where: list[tuple[str, int]], sources: list[str]) -> str:
+    """``"in hidden_grad, line 4 of your answer: `h = x @ w1 + b`"`` for the innermost of
+    ``where`` (function name, line in its cell) that one of the learner's answer ``sources``
+    defines around that line; ``""`` when none does. Never raises."""
+    try:
+        for name, line in reversed(where):
+            for source in sources:
+                found = learner_source.parse(source)
+                if not isinstance(found, learner_source.Parsed) or found.ipython:
+                    continue
+                for node in ast.walk(found.tree):
+                    if (isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+                            and getattr(node, "name", "<lambda>") == name
+                            and node.lineno <= line <= (node.end_lineno or node.lineno)):
+                        text = source.splitlines()[line - 1]
+                        return f"in {name}, line {line} of your answer: `{_quote(text)}`"
+    except Exception:  # noqa: BLE001 - a place we cannot work out leaves the message as it is
+        return ""
+    return ""

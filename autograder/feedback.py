@@ -57,7 +57,11 @@ def render(student: str, assignment: str, notebook: str, tests: list[TestResult]
     """The feedback page for one notebook of one submission. ``final``: the score after the
     instructor's adjustments and any late penalty (the gradebook's); ``notes``: what changed it,
     in words (autograder/adjustments.py, autograder/term.py)."""
-    total = sum(points.get(t.grade_id, 0.0) for t in tests if t.passed)
+    def got(t: TestResult) -> float:
+        full = points.get(t.grade_id, 0.0)
+        return full if t.passed else min(full, t.score or 0.0)   # parts: partial credit
+
+    total = sum(got(t) for t in tests)
     possible = sum(points.get(t.grade_id, 0.0) for t in tests)
     said = f"<b>{total:g} / {possible:g}</b> points"
     if final is not None and abs(final - total) > 1e-9:
@@ -68,12 +72,12 @@ def render(student: str, assignment: str, notebook: str, tests: list[TestResult]
                  + "".join(f"<li>{escape(n)}</li>" for n in notes) + "</ul>\n")
     rows = []
     for t in tests:
-        got = points.get(t.grade_id, 0.0) if t.passed else 0.0
-        result = "✓ passed" if t.passed else "✗ failed"
+        earned = got(t)
+        result = "✓ passed" if t.passed else ("◐ partly" if earned else "✗ failed")
         message = escape(t.message if not t.passed else "") + _misconception(t.misconception)
         rows.append(
             f"<tr><th scope=\"row\"><code>{escape(t.grade_id)}</code></th>"
-            f"<td class=\"pts\">{got:g} / {points.get(t.grade_id, 0.0):g}</td>"
+            f"<td class=\"pts\">{earned:g} / {points.get(t.grade_id, 0.0):g}</td>"
             f"<td class=\"{'pass' if t.passed else 'fail'}\">{result}</td>"
             f"<td class=\"msg\">{message}</td></tr>")
     return (

@@ -221,6 +221,7 @@ def _record(workdir: Path, outcome: Outcome, data: bytes) -> None:
     from nbgrader.api import Gradebook, MissingEntry
 
     passed = {t.grade_id: t.passed for t in outcome.tests}
+    earned = {t.grade_id: t.score for t in outcome.tests if t.score is not None}
     graded = outcome.status == "graded"
     with Gradebook(db_url(workdir)) as gb, warnings.catch_warnings():
         # nbgrader's add_submission trips SQLAlchemy's autoflush warning; it is harmless.
@@ -237,8 +238,9 @@ def _record(workdir: Path, outcome: Outcome, data: bytes) -> None:
             if nb.name != outcome.notebook:
                 continue
             for grade in nb.grades:
-                grade.auto_score = (float(grade.max_score) if passed.get(grade.name) else 0.0) \
-                    if graded else None
+                full = float(grade.max_score)
+                grade.auto_score = (full if passed.get(grade.name) else
+                                    min(full, max(0.0, earned.get(grade.name, 0.0)))) if graded else None
                 grade.needs_manual_grade = not graded
                 points[grade.name] = float(grade.max_score)
         gb.db.commit()

@@ -180,7 +180,8 @@ def _tio_make_guard():
 
 
     codes_of = private_check._codes_of  # by id, never equality (see there)
-    check_codes = codes_of([v.__code__ for space in (private_check, private_check.misconception)
+    check_codes = codes_of([v.__code__ for space in (private_check, private_check.misconception,
+                                                     private_check.parts, private_check._Part)
                             for v in vars(space).values() if type(v) is type(codes_of)])
     named_in = tensorcourse.misconceptions.named_in
     misconception_line = tensorcourse.misconceptions.line
@@ -287,9 +288,10 @@ def _tio_make_guard():
         try:
             exec_(code, ns)
         except base_exception as err:
-            frames, tb = [], err.__traceback__
+            frames, lines, tb = [], [], err.__traceback__
             while tb is not None:
                 frames.append(tb.tb_frame.f_code)
+                lines.append(tb.tb_lineno)
                 tb = tb.tb_next
             inner = frames[1:]  # frames[0] is this runner
             # Ours: every frame is the test's or the checkers' code, and the innermost stopped at
@@ -313,8 +315,22 @@ def _tio_make_guard():
             # Its type's name only if it really is Python's, torch's or NumPy's (by identity in
             # that module: a learner's class can claim __module__ = "builtins" and any name).
             ename = (library_name(type(err)) or "an exception of a class defined in your code")[:80]
+            # Where the learner's own code was when it raised: function names and line numbers
+            # only; the grader quotes the lines from the learner's answer it holds (causes.py).
+            # (A check's `your code raised X` chains the learner's error: its frames count.)
+            where = [[c.co_name[:80], n] for c, n in zip(frames[1:], lines[1:])
+                     if id(c) not in ours and not c.co_filename.startswith(library_dirs)]
+            cause = err.__cause__
+            tb = cause.__traceback__ if not where and isinstance(cause, base_exception) else None
+            while tb is not None:
+                c = tb.tb_frame.f_code
+                if id(c) not in ours and not c.co_filename.startswith(library_dirs):
+                    where.append([c.co_name[:80], tb.tb_lineno])
+                tb = tb.tb_next
+            where = where[-5:]
             write(f"\nTIO-FAIL {token} " + json_dumps({"kind": kind, "ename": ename,
-                                                       "first": first, "misconception": named}),
+                                                       "first": first, "misconception": named,
+                                                       "where": where}),
                   flush=True)
             raise
         finally:
@@ -631,8 +647,13 @@ def failure_report(cell: NotebookNode, token: str) -> dict:
         if m and m.group(1) == token:
             try:  # printed in the learner's process: anything may be there
                 data = json.loads(m.group(2))
-                return {k: clean_text(str(data.get(k, "")))[:300]
-                        for k in ("kind", "ename", "first", "misconception")}
+                report: dict = {k: clean_text(str(data.get(k, "")))[:300]
+                                for k in ("kind", "ename", "first", "misconception")}
+                where = data.get("where", [])
+                report["where"] = [(clean_text(w[0])[:80], w[1]) for w in where[:5]
+                                   if type(w) is list and len(w) == 2 and type(w[0]) is str
+                                   and type(w[1]) is int] if type(where) is list else []
+                return report
             except Exception:  # noqa: BLE001 - unreadable (deep nesting, odd types): no report
                 return {}
     return {}

@@ -119,8 +119,9 @@ def build(workdir: Path, roster: Path | None = None,
         graded = len(rep.scores)
         for gid, tests in per_test.items():
             passed = sum(t["passed"] for t in tests)
-            rep.exercises.append(ExerciseRow(gid, points.get(gid, 0.0),
-                                             points.get(gid, 0.0) * passed / graded if graded else 0.0,
+            full = points.get(gid, 0.0)
+            scored = sum(full if t["passed"] else min(full, t.get("score") or 0.0) for t in tests)
+            rep.exercises.append(ExerciseRow(gid, full, scored / graded if graded else 0.0,
                                              passed, graded))
             groups: dict[tuple[str, str], list[dict]] = {}
             for t in tests:

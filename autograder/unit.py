@@ -31,7 +31,7 @@ from nbclient.util import run_sync
 from nbformat.notebooknode import NotebookNode
 
 from .answers import NotANotebook, exercises, is_answer, meta, read_answers, rebuild
-from .causes import answer_cause, timeout_cause
+from .causes import answer_cause, learner_lines, timeout_cause
 from .cgroup import POLL_SECONDS
 from .execute import SurvivingExecute
 from .integrity import ROLE, Verdict, bound_names, clean_text, instrument, verdicts
@@ -39,7 +39,7 @@ from .rewrite import NOT_RUN, rewrite
 from .sandbox import MIB, Limits, kernel_manager
 from .scratch import measure, private_folder
 from .screen import screen
-from .values import decide, records
+from .values import decide, partial, records
 
 
 @dataclass
@@ -84,6 +84,9 @@ class TestResult:
     # The id of the misconception the failed check named (tensorcourse.misconceptions), checked
     # against the grader's own catalog; "" when none (passed, or the check names none).
     misconception: str = ""
+    # A failed test with parts (tensorcourse.check.parts): the points its passing checks earned,
+    # decided outside the sandbox (autograder.values.partial); None: all or nothing.
+    score: float | None = None
 
 
 @dataclass
@@ -474,9 +477,18 @@ def grade_notebook(job: Job) -> Outcome:
             message = (timeout_cause(job.limits.cell_timeout) if reason == "timeout" and not why
                        else cause if reason == "failed" and cause and not why
                        else learner_message(v.failure, reason, why))
+            if reason == "failed" and not why and not cause and v.failure.get("where"):
+                place = learner_lines(v.failure.get("where", []), list(found.sources.values()))
+                message += f" {place}" if place else ""
+        earned = None
+        if not v.passed and reason == "failed" and not why and job.reference is not None \
+                and gid in job.reference:
+            earned = partial(job.reference[gid], out.values.get(gid, []))
+            if earned:
+                message += f" (partial credit: {earned:g} point(s) for the parts you got right)"
         out.tests.append(TestResult(gid, v.passed, reason, message,
                                     named_misconception(v.failure, reason, why) if not v.passed
-                                    else ""))
+                                    else "", earned))
     # One line per submission: what was refused before running, what the checks caught.
     tampered = next((v.tampered for v in found_verdicts.values() if v.tampered), "")
     found_what = [f"answer {gid} not run ({why})" for gid, why in rejected.items()]

@@ -14,9 +14,13 @@ Contract:
 
 * :func:`records` returns the recorded checks of one executed test cell (by its pass token).
 * :func:`decide` returns ``""`` when every check of the reference is matched by the learner's
-  records and passes here, else why not. Checks whose expected value the grader cannot decode
-  (tensors over 4096 elements, unknown types) are left to the kernel's verdict, as are the
-  test's plain ``assert`` statements (structure: views, strides, graphs).
+  records and passes here, else why not.
+* :func:`partial` returns the points a failed test with parts earned (each check's
+  ``points=``, decided here), for partial credit (``tensorcourse.check.parts``).
+
+Checks whose expected value the grader cannot decode (tensors over 4096 elements, unknown
+types) are left to the kernel's verdict, as are the test's plain ``assert`` statements
+(structure: views, strides, graphs).
 """
 
 from __future__ import annotations
@@ -144,19 +148,52 @@ def _decide(reference: list[dict], learner: list[dict]) -> str:
     for i, (ref, got) in enumerate(zip(reference, learner)):
         if got.get("kind") != ref.get("kind") or got.get("options") != ref.get("options"):
             return f"check {i + 1} is not the one the reference made"
-        expected = ref.get("expected")
-        if not _decodable(expected) or ref.get("undecidable"):
-            continue  # left to the kernel's verdict
-        actual = got.get("actual", {})
-        kind = ref["kind"]
-        if kind == "same_tensor":
-            why = _same_tensor(actual, expected, ref.get("options") or {})
-        elif kind == "same_value":
-            why = _same_value(actual, expected)
-        elif kind == "raises":
-            why = _raises(actual, expected, ref.get("options") or {})
-        else:
-            why = f"unknown check {kind!r}"
-        if why:
-            return f"check {i + 1} ({kind}): {why}"
+        why = _judge(ref, got)
+        if why and why != UNDECIDABLE:
+            return f"check {i + 1} ({ref['kind']}): {why}"
     return ""
+
+
+UNDECIDABLE = "left to the kernel"
+
+
+def _judge(ref: dict, got: dict) -> str:
+    """One learner record against the reference's: ``""`` passes."""
+    expected = ref.get("expected")
+    if not _decodable(expected) or ref.get("undecidable"):
+        return UNDECIDABLE
+    actual = got.get("actual", {})
+    kind = ref["kind"]
+    if kind == "same_tensor":
+        return _same_tensor(actual, expected, ref.get("options") or {})
+    if kind == "same_value":
+        return _same_value(actual, expected)
+    if kind == "raises":
+        return _raises(actual, expected, ref.get("options") or {})
+    return f"unknown check {kind!r}"
+
+
+def partial(reference: list[dict], learner: list[dict]) -> float | None:
+    """Points a test with parts earned (``tensorcourse.check.parts``), or ``None`` when the
+    reference's checks carry no points. Each reference check with points is matched, in order,
+    to the learner's next record of the same kind and options (its points and name included:
+    a part whose check never ran, because the learner's code raised first, is skipped, not
+    shifted onto the next) and decided here; only a pass decided here earns (a check the grader
+    cannot decode earns nothing). The points are the reference's. Never raises."""
+    try:
+        if not any((r.get("options") or {}).get("points") for r in reference):
+            return None
+        earned, start = 0.0, 0
+        for ref in reference:
+            found = next((i for i in range(start, len(learner))
+                          if learner[i].get("kind") == ref.get("kind")
+                          and learner[i].get("options") == ref.get("options")), None)
+            if found is None:
+                continue
+            start = found + 1
+            points = (ref.get("options") or {}).get("points")
+            if points and _judge(ref, learner[found]) == "":
+                earned += float(points)
+        return round(earned, 6)
+    except Exception:  # noqa: BLE001 - learner records: what cannot be judged earns nothing
+        return 0.0

@@ -25,7 +25,8 @@ import torch
 
 from . import misconceptions as _misconceptions
 
-__all__ = ["same_tensor", "same_value", "raises", "reveal", "summarize", "shown", "misconception"]
+__all__ = ["same_tensor", "same_value", "raises", "reveal", "summarize", "shown", "misconception",
+           "parts"]
 
 
 # Taken when this module is imported, before any learner code runs: a learner who later
@@ -42,6 +43,16 @@ _recorder: Callable[[str, Any, Any, dict], None] | None = None
 def _record(kind: str, actual: Any, expected: Any, options: dict) -> None:
     if _recorder is not None:
         _recorder(kind, actual, expected, options)
+
+
+def _scored(options: dict, points: float | None, name: str) -> dict:
+    """A check's recorded options, with its points (partial credit: see :class:`parts`) and
+    its name to match it by when it has points; unchanged for a check without."""
+    if points is None:
+        return options
+    if type(points) not in (int, float) or not 0 <= points < float("inf"):
+        raise ValueError("points must be a number, 0 or more")
+    return {**options, "points": float(points), "name": name}
 
 
 def _library_name(t: type) -> str | None:
@@ -186,6 +197,7 @@ def same_tensor(
     check_device: bool = True,
     misconception: str | None = None,
     diagnose: Mapping[str, torch.Tensor] | None = None,
+    points: float | None = None,
 ) -> bool:
     """``actual`` is a ``torch.Tensor`` with ``expected``'s shape, dtype, device and values.
 
@@ -200,8 +212,9 @@ def same_tensor(
     """
     if not isinstance(expected, torch.Tensor):
         raise TypeError("same_tensor(actual, expected): `expected` must be a torch.Tensor")
-    _record("same_tensor", actual, expected, {"rtol": rtol, "atol": atol, "check_dtype": check_dtype,
-                                              "check_device": check_device})
+    _record("same_tensor", actual, expected, _scored(
+        {"rtol": rtol, "atol": atol, "check_dtype": check_dtype, "check_device": check_device},
+        points, name))
     problem = _tensor_problem(actual, expected, rtol, atol, check_dtype, check_device)
     if problem is None:
         return True
@@ -211,7 +224,8 @@ def same_tensor(
 
 
 def same_value(actual: Any, expected: Any, *, name: str = "answer",
-               misconception: str | None = None, diagnose: Mapping[str, Any] | None = None) -> bool:
+               misconception: str | None = None, diagnose: Mapping[str, Any] | None = None,
+               points: float | None = None) -> bool:
     """``actual`` has exactly ``expected``'s type and compares equal to it.
 
     Use for predictions (``torch.dtype``, ``bool``, ``tuple`` of ints, ``str``...).
@@ -222,7 +236,7 @@ def same_value(actual: Any, expected: Any, *, name: str = "answer",
     """
     # Recorded once, here (record() in the grader takes the caller two frames up): not for
     # each element, nor for the same_tensor a tensor element is checked with.
-    _record("same_value", actual, expected, {})
+    _record("same_value", actual, expected, _scored({}, points, name))
     if misconception is None and not diagnose:
         return _same_value(actual, expected, name)
     try:
@@ -275,6 +289,7 @@ def raises(
     name: str = "call",
     match: str | None = None,
     misconception: str | None = None,
+    points: float | None = None,
 ) -> bool:
     """Calling ``fn()`` raises ``exception`` (whose message contains ``match``, if given).
     On failure the message's last line names ``misconception``, if given."""
@@ -283,7 +298,7 @@ def raises(
     try:
         result = fn()
     except BaseException as err:
-        _record("raises", err, exception, {"match": match})
+        _record("raises", err, exception, _scored({"match": match}, points, name))
         if not isinstance(err, exception) and not isinstance(err, Exception):
             raise
         if not isinstance(err, exception):
@@ -295,7 +310,7 @@ def raises(
                                  f"  its message: {_message_of(err)}{tail}"
                                  ) from None
         return True
-    _record("raises", result, exception, {"match": match})
+    _record("raises", result, exception, _scored({"match": match}, points, name))
     raise AssertionError(f"{name}: expected {exception.__name__}, but it returned "
                          f"{shown(result)}{tail}")
 
@@ -341,6 +356,69 @@ class misconception:  # noqa: N801 - used as `with tc.check.misconception(...)`,
         if len(err.args) > 1 or (err.args and type(err.args[0]) is not str):
             return False
         return _raised_by(tb, {**_OWN_CODES, id(self._block_code): self._block_code})
+
+
+class parts:  # noqa: N801 - used as `with tc.check.parts() as p:`, like a function
+    """Partial credit, for a test whose checks are separate questions (a predict exercise: one
+    check per prediction)::
+
+        with tc.check.parts() as p:
+            for expr in EXPRESSIONS:
+                with p.part():
+                    assert tc.check.same_value(predicted[expr], truth[expr], name=expr, points=0.5)
+
+    A check that fails inside ``with p.part():`` is remembered and the test goes on with the
+    next part; leaving the outer block raises if any part failed ("2 of 7 parts wrong; the
+    first: ..."), so the test still fails as a whole. The grader then awards the ``points=`` of
+    each check that passed, decided outside the learner's process against the solution's run
+    (autograder/values.py), never more than the cell's points.
+
+    The contract: parts are for independent questions, each worth the same. A function
+    exercise stays all-or-nothing (a function right on 3 of 5 inputs is not 60% right), as does
+    any test whose later checks only make sense when earlier ones passed. Inside a part, as in
+    :class:`misconception`, only a message the course wrote is kept; an error the learner's code
+    raised is shown by its type alone.
+    """
+
+    def __init__(self) -> None:
+        self.failures: list[str] = []
+        self.count = 0
+
+    def __enter__(self) -> parts:
+        return self
+
+    def part(self) -> _Part:
+        return _Part(self)
+
+    def __exit__(self, etype: type[BaseException] | None, err: BaseException | None,
+                 tb: TracebackType | None) -> bool:
+        if err is not None or not self.failures:
+            return False  # passed, or an error outside every part: the test fails as usual
+        raise AssertionError(f"{len(self.failures)} of {self.count} parts wrong; the first: "
+                             f"{self.failures[0]}")
+
+
+class _Part:
+    def __init__(self, owner: parts) -> None:
+        self.owner = owner
+        self._block_code: Any = None
+
+    def __enter__(self) -> _Part:
+        self._block_code = sys._getframe(1).f_code  # the test's own code, by identity
+        self.owner.count += 1
+        return self
+
+    def __exit__(self, etype: type[BaseException] | None, err: BaseException | None,
+                 tb: TracebackType | None) -> bool:
+        if err is None or not isinstance(err, Exception):
+            return False
+        ours = (type(err) is AssertionError and not (len(err.args) > 1 or (
+            err.args and type(err.args[0]) is not str))
+            and _raised_by(tb, {**_OWN_CODES, id(self._block_code): self._block_code}))
+        text = (err.args[0] if err.args else "a check failed") if ours else \
+            f"your code raised {_kind(err)}"
+        self.owner.failures.append(text)
+        return True  # the next part runs
 
 
 def _message_of(err: BaseException) -> str:
@@ -447,5 +525,6 @@ _RAISE = dis.opmap["RAISE_VARARGS"]
 
 # This module's own code objects, by id (see _codes_of); read-only.
 _OWN_CODES = MappingProxyType(_codes_of(
-    v.__code__ for v in [*list(globals().values()), *vars(misconception).values()]
+    v.__code__ for v in [*list(globals().values()), *vars(misconception).values(),
+                         *vars(parts).values(), *vars(_Part).values()]
     if getattr(v, "__module__", None) == __name__ and hasattr(v, "__code__")))

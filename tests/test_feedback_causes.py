@@ -1,5 +1,8 @@
 """Feedback that names the real cause of a beginner's mistake (autograder/causes.py, issue #30).
 
+Also: an error raised in the learner's own function is placed there ("in median_time, line 3
+of your answer: ..."), quoted from their answer as the grader holds it.
+
 Before: a syntax error in an answer cell, or a misnamed function, read "NameError was raised
 inside a library the test called with your result"; an endless loop "the test ran past the time
 limit". Now each says what the learner did, worked out from their own text, on a real graded
@@ -52,13 +55,15 @@ def test_each_cause_on_a_real_graded_notebook():
     answers[gids[1]] = ("def shares_storage(a, b):\n    while True:\n        pass\n")
     answers[gids[2]] = ("def center_rows(x):\n    return x - x.mean(dim=1, keepdim=True\n")
     answers[gids[3]] = answers[gids[3]].replace("def hidden_grad(", "def hiden_grad(")
+    answers[gids[4]] = ("def median_time(fn, repeats=5, warmup=1):\n    times = []\n"
+                        "    return sorted(times)[len(times) // 2]\n")      # IndexError, theirs
     nb = with_replacements(read(release_path(A)), answers)
     out = unit.grade_notebook(unit.Job("beginner", A, A, nbformat.writes(nb).encode(),
                                        str(release_path(A)), str(solution_path(A)),
                                        Limits(cell_timeout=8), hidden=[str(REPO)]))
     assert out.status == "graded", out.failure
     by = {t.grade_id: t for t in out.tests}
-    first, loop, syntax, name = (by[g] for g in list(by)[:4])
+    first, loop, syntax, name, raised = (by[g] for g in list(by)[:5])
     assert first.passed
     assert not loop.passed and loop.reason == "timeout"
     assert "stopped after 8 s" in loop.message and "still running" in loop.message, loop.message
@@ -66,5 +71,9 @@ def test_each_cause_on_a_real_graded_notebook():
     assert "`return x - x.mean(dim=1, keepdim=True`" in syntax.message, syntax.message
     assert not name.passed and "does not define `hidden_grad`" in name.message, name.message
     assert "you wrote `hiden_grad`" in name.message
+    # an error in their own function: where, quoted from their answer (never the test's code)
+    assert not raised.passed and "IndexError" in raised.message, raised.message
+    assert "in median_time, line 3 of your answer: `return sorted(times)[len(times) // 2]`" \
+        in raised.message, raised.message
     for t in (loop, syntax, name):   # never the old, misleading wording
         assert "inside a library" not in t.message and "ran past" not in t.message
