@@ -159,6 +159,7 @@ def _root_name(node: ast.expr) -> str | None:
 class _Screen(ast.NodeVisitor):
     def __init__(self) -> None:
         self.problems: list[str] = []
+        self.protected: frozenset[str] = frozenset()   # the release's own names (screen())
         self._checked: set[int] = set()  # calls to open/load whose arguments were checked
         # Names bound to modules in this answer, plus the ones every notebook imports.
         self.modules: set[str] = {"torch", "np", "numpy", "tc", "tensorcourse", "math", "nn", "F",
@@ -351,6 +352,11 @@ class _Screen(ast.NodeVisitor):
             reason = _name_problem(name)
             if reason:
                 self.flag(node, reason)
+            elif name in self.protected:
+                # the test restores the release's names before it runs; a function running
+                # during the test could rebind one again through `global`
+                self.flag(node, f"rebinds `{name}`, which the release defines for its own "
+                                "code (give your variable another name)")
 
 
 def _torch_loads_weights_only() -> bool:
@@ -370,9 +376,10 @@ IPYTHON_SYNTAX = ("is rewritten by IPython before it runs (an indented cell, `>>
                   "plain Python")
 
 
-def screen(source: str) -> list[str]:
+def screen(source: str, protected: frozenset[str] = frozenset()) -> list[str]:
     """Reasons the answer ``source`` may not run (empty: it may). Never executes anything, and
     never raises: source the grader cannot read is refused (:mod:`autograder.learner_source`).
+    ``protected``: names the release's own cells bind, which a ``global`` statement may not name.
 
     Source that is a syntax error for the kernel too is accepted: it fails on its own when run.
     """
@@ -383,6 +390,7 @@ def screen(source: str) -> list[str]:
         return []
     try:
         visitor = _Screen()
+        visitor.protected = protected
         visitor.visit(found.tree)
         problems = visitor.problems
     except Exception as err:  # noqa: BLE001 - within the bounds this is a bug of ours; still refuse

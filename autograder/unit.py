@@ -34,7 +34,7 @@ from .answers import NotANotebook, exercises, is_answer, meta, read_answers, reb
 from .causes import answer_cause, learner_lines, timeout_cause
 from .cgroup import POLL_SECONDS
 from .execute import SurvivingExecute
-from .integrity import ROLE, Verdict, bound_names, clean_text, instrument, verdicts
+from .integrity import ROLE, Verdict, bound_names, clean_text, instrument, release_names, verdicts
 from .rewrite import NOT_RUN, rewrite
 from .sandbox import MIB, Limits, kernel_manager
 from .scratch import measure, private_folder
@@ -393,7 +393,7 @@ REJECTED_STUB = ("raise RuntimeError('This answer was not run by the grader: it 
                  "feedback).')")
 
 
-def prepare_answer(source: str) -> tuple[str, str]:
+def prepare_answer(source: str, protected: frozenset[str] = frozenset()) -> tuple[str, str]:
     """The code to run for one answer and, when it is refused, why (else ``""``).
 
     Screened (autograder.screen), then every attribute access is checked again at run time
@@ -402,7 +402,7 @@ def prepare_answer(source: str) -> tuple[str, str]:
     a grader failure that would leave the notebook "not graded" (a 0 dodged at will).
     """
     try:
-        reasons = screen(source)
+        reasons = screen(source, protected)
         if not reasons:
             guarded = rewrite(source)
             if guarded != NOT_RUN:
@@ -434,12 +434,14 @@ def grade_notebook(job: Job) -> Outcome:
     out.problems += [f"{label}: {note}" for note in found.notes]
     rejected: dict[str, str] = {}
     to_run: dict[str, str] = {}
-    for gid, source in found.sources.items():
-        to_run[gid], why = prepare_answer(source)
-        if why:
-            rejected[gid] = why
     answer_names = {n for nb_ in (release, solution) for c in nb_.cells if is_answer(c)
                     for n in bound_names(c.source)}
+    # The release's own names: a test restores them; a `global` in an answer may not rebind one.
+    protected = frozenset(n for names in release_names(release, answer_names).values() for n in names)
+    for gid, source in found.sources.items():
+        to_run[gid], why = prepare_answer(source, protected)
+        if why:
+            rejected[gid] = why
     # What makes an answer fail whatever its test does, worked out here from its text alone.
     stubs = {meta(c)["grade_id"]: c.source for c in release.cells if is_answer(c)}
     causes = {gid: answer_cause(source, stubs.get(gid, "")) for gid, source in found.sources.items()

@@ -582,10 +582,43 @@ REWRITE_BATCHES = '''def validation_losses(model, batches):
 
 # assignment -> {student id: (what it tries, build)}: graded one run per assignment, from its
 # untouched release, next to an all-solved and an untouched control (test_grading_attacks.py).
+# 09 Ex5 counts host reads with the release's HostReads mode, which looks `is_device_data` up in
+# the notebook's globals: an answer cell that rebound it made one read per block count and the
+# rest vanish (red team of #29: 3/3 with a per-step read). The test now restores the release's
+# names before it runs; a `global` rebinding one at call time is refused by the screen.
+_HOST_READS = """
+def logged_means(step, steps: int, every: int) -> list:
+    if steps < 0 or every < 1:
+        raise ValueError("bad")
+    means, block = [], []
+    for _ in range(steps):
+        __REBIND__block.append(float(step()))            # a host read every step
+        if len(block) == every:
+            means.append(torch.tensor(block, dtype=torch.float32).mean().item())
+            torch.zeros(7, 7, 7).tolist()                # one counted "read" per block
+            block = []
+    if block:
+        means.append(torch.tensor(block, dtype=torch.float32).mean().item())
+        torch.zeros(7, 7, 7).tolist()
+    return means
+"""
+_FAKE_DEVICE = ("def is_device_data(x):\n"
+                "    return isinstance(x, torch.Tensor) and x.dim() == 3 and x.shape[0] == 7\n")
+
 OTHER_ATTACKS: dict[str, dict[str, tuple[str, Build]]] = {
     "06-troubleshooting": {
         "a-rewrite-batches": ("rewrite the batches the test handed over so its expected loss is 0, "
                               "forge the spy's grad_mode, return zeros",
                               lambda nb, p: _answer(nb, REWRITE_BATCHES, 3)),
+    },
+    "09-layout-devices-gradient-lifetime": {
+        "a-rebind-release-helper": ("rebind the release's is_device_data so that only one read "
+                                    "per block counts, reading every step",
+                                    lambda nb, p: _answer(nb, _FAKE_DEVICE + _HOST_READS.replace(
+                                        "__REBIND__", ""), 4)),
+        "a-global-release-helper": ("the same, rebound through `global` while the test runs",
+                                    lambda nb, p: _answer(nb, _HOST_READS.replace(
+                                        "__REBIND__", "global is_device_data\n        "
+                                        "is_device_data = lambda x: False\n        "), 4)),
     },
 }
