@@ -257,6 +257,13 @@ class Group:
         if pids is not None:
             _write(pids / "pids.max", str(self.processes))
 
+    def pids(self) -> list[int]:
+        """Every process of the sandbox now (its groups' members; the fallback: the launcher's
+        descendants)."""
+        if self.support.mode == "none":
+            return _descendants(self.root_pid) if self.root_pid is not None else []
+        return sorted({pid for folder in self.dirs.values() for pid in _pids(folder)})
+
     def join_files(self) -> list[Path]:
         """The ``cgroup.procs`` files the launcher writes its pid to (none in the fallback)."""
         return sorted({d / "cgroup.procs" for d in self.dirs.values()})

@@ -1,7 +1,8 @@
 """Set resource limits, then ``exec`` a command: ``python -I -S rlimit_exec.py SPEC -- CMD...``.
 
 Run as a script (isolated mode, no site), so it starts in milliseconds and imports nothing
-from the environment. ``SPEC`` is ``as=BYTES,cpu=SECONDS,fsize=BYTES,nproc=N[,fd=N:PATH]``;
+from the environment. ``SPEC`` is
+``as=BYTES,cpu=SECONDS,fsize=BYTES,nproc=N,nofile=N,core=BYTES[,fd=N:PATH]`` (each optional);
 each limit is set as both soft and hard limit, so the limited process cannot raise it.
 ``nproc`` counts tasks (threads too) of the process's real user id. ``cg=HEX`` (repeatable:
 a path, hex-encoded so that no character of it can break SPEC) is a ``cgroup.procs`` file this
@@ -17,7 +18,8 @@ import resource
 import sys
 
 _LIMITS = {"as": resource.RLIMIT_AS, "cpu": resource.RLIMIT_CPU,
-           "fsize": resource.RLIMIT_FSIZE, "nproc": resource.RLIMIT_NPROC}
+           "fsize": resource.RLIMIT_FSIZE, "nproc": resource.RLIMIT_NPROC,
+           "nofile": resource.RLIMIT_NOFILE, "core": resource.RLIMIT_CORE}
 
 
 def main(argv: list[str]) -> int:

@@ -48,6 +48,7 @@ from .cgroup import Group
 LIMITER = Path(__file__).with_name("rlimit_exec.py")
 SANDBOX_HOME = "/home/learner"
 TMPFS_MOUNTS = ("/tmp", "/dev/shm", SANDBOX_HOME)  # private, each limits.tmpfs_bytes
+OPEN_FILES = 4096   # per process (RLIMIT_NOFILE): torch and ipykernel use about a hundred
 MIB = 1 << 20
 # /etc files a Python process reads (dynamic loader cache, fonts, time zone, users).
 ETC_FILES = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "fonts", "localtime",
@@ -281,8 +282,10 @@ def limiter_prefix(limits: Limits, work: Path, *, sandboxed: bool = True,
     a user, every sandbox shares that user's count, so the limit is added to what runs now.
     ``join``: the sandbox's ``cgroup.procs`` files, joined before anything else runs.
     """
+    # nofile: open files (each can hold a file up to fsize, unlinked or not, and the watchdog
+    # reads every one); core: no core dump is ever written into the socket folder.
     spec = [f"as={limits.memory_bytes}", f"cpu={limits.cpu_seconds}",
-            f"fsize={limits.file_bytes}"]
+            f"fsize={limits.file_bytes}", f"nofile={OPEN_FILES}", "core=0"]
     spec += [f"cg={os.fsencode(path).hex()}" for path in join or []]
     if grader_is_root() and sandboxed:
         spec.append(f"nproc={limits.processes}")

@@ -40,7 +40,7 @@ from .execute import SurvivingExecute
 from .integrity import ROLE, Verdict, bound_names, clean_text, instrument, release_names, verdicts
 from .rewrite import NOT_RUN, rewrite
 from .sandbox import MIB, Limits, kernel_manager
-from .scratch import measure, private_folder
+from .scratch import measure, private_folder, unlinked_bytes
 from .screen import screen
 from .values import decide, partial, records
 
@@ -320,6 +320,11 @@ class _Watchdog:
                 next_measure = time.monotonic() + 1.0
                 usage = measure(self.folder, max_bytes=self.limits.file_bytes,
                                 max_entries=self.limits.scratch_entries)
+                if not usage.over and group is not None:
+                    held = unlinked_bytes(group.pids(), self.folder)
+                    if usage.bytes + held > self.limits.file_bytes:
+                        usage.over = (f"more than {self.limits.file_bytes >> 20} MiB, "
+                                      "counting deleted files still open")
                 if usage.over:
                     self.reason = f"scratch folder over its limits ({usage.over})"
             if self.reason:

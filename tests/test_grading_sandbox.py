@@ -293,3 +293,45 @@ def test_a_flood_of_output_never_costs_the_grader_its_memory(tmp_path):
     report = json.loads(run.stdout.strip().splitlines()[-1])
     assert not report["cut"], report      # "grading stopped early" would be a grader failure
     assert report["peak_mib"] < 400, report
+
+
+# What the socket folder (the one host folder a sandbox may write) can hide from a directory
+# walk: files deleted while kept open, and a folder made unreadable (red team of #29: 480 MiB
+# and 240 MiB, neither cut). 90 MiB either way, over the 64 MiB bound.
+HIDE = '''
+import os, time
+sock = os.path.dirname(__import__('ipykernel.connect', fromlist=['x']).get_connection_file())
+kept = []
+if __HOW__ == "unlinked":
+    for i in range(3):
+        path = os.path.join(sock, f"hide{i}")
+        fh = open(path, "wb")
+        fh.write(b"x" * (30 << 20))
+        fh.flush()
+        os.unlink(path)
+        kept.append(fh)
+else:
+    folder = os.path.join(sock, "locked")
+    os.mkdir(folder)
+    for i in range(3):
+        with open(os.path.join(folder, f"f{i}"), "wb") as fh:
+            fh.write(b"x" * (30 << 20))
+    os.chmod(folder, 0)
+print("hidden", flush=True)
+time.sleep(30)
+'''
+
+
+@pytest.mark.parametrize("how", ["unlinked", "locked"])
+def test_the_socket_folder_bound_sees_what_a_walk_cannot(tmp_path, monkeypatch, how):
+    _private_tmp(tmp_path, monkeypatch)
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(HIDE.replace("__HOW__", repr(how))),
+                nbformat.v4.new_code_cell("print('after')")]
+    start = time.monotonic()
+    executed, cut = _execute(nb, Job("hide", "none", "none", b"", "", "",
+                                     Limits(cell_timeout=120, notebook_timeout=600), True,
+                                     [str(REPO)]))
+    assert cut.startswith("scratch folder over its limits"), (cut, executed.cells[0].get("outputs"))
+    assert time.monotonic() - start < 25, "the watchdog did not stop the kernel in time"
+    assert outlived(tmp_path) == []
