@@ -605,11 +605,42 @@ def logged_means(step, steps: int, every: int) -> list:
 _FAKE_DEVICE = ("def is_device_data(x):\n"
                 "    return isinstance(x, torch.Tensor) and x.dim() == 3 and x.shape[0] == 7\n")
 
+# 10 Ex5: a checkpoint file holding only the epoch, the state kept in the notebook's memory;
+# loading in the same process "resumed" (red team of #29: 4/4). The test now reads the file.
+_STASH = """import copy
+
+held = {}
+
+
+def save_checkpoint(path, model, optimizer, scaler, generator, epoch):
+    torch.save({"epoch": epoch}, path)          # the file holds nothing that matters
+    held[epoch] = (copy.deepcopy(model.state_dict()), copy.deepcopy(optimizer.state_dict()),
+                   copy.deepcopy(scaler.state_dict()), torch.get_rng_state(), random.getstate(),
+                   np.random.get_state(), generator.get_state())
+
+
+def load_checkpoint(path, model, optimizer, scaler, generator):
+    epoch = torch.load(path, weights_only=True)["epoch"]
+    m, o, s, t, r, n, g = held[epoch]
+    model.load_state_dict(m)
+    optimizer.load_state_dict(o)
+    scaler.load_state_dict(s)
+    torch.set_rng_state(t)
+    random.setstate(r)
+    np.random.set_state(n)
+    generator.set_state(g)
+    return epoch + 1
+"""
+
 OTHER_ATTACKS: dict[str, dict[str, tuple[str, Build]]] = {
     "06-troubleshooting": {
         "a-rewrite-batches": ("rewrite the batches the test handed over so its expected loss is 0, "
                               "forge the spy's grad_mode, return zeros",
                               lambda nb, p: _answer(nb, REWRITE_BATCHES, 3)),
+    },
+    "10-training-script": {
+        "a-stash-in-memory": ("a checkpoint file with the epoch only, the state kept in memory",
+                              lambda nb, p: _answer(nb, _STASH, 4)),
     },
     "09-layout-devices-gradient-lifetime": {
         "a-rebind-release-helper": ("rebind the release's is_device_data so that only one read "

@@ -150,3 +150,21 @@ def test_formgrader_opens_on_this_gradebook(term_run):
     notebooks = api.get_student_notebook_submissions("ontime", A1)   # the manual-grading list
     assert notebooks and notebooks[0]["id"] and notebooks[0]["score"] == pytest.approx(
         float(_scores(workdir, A1)[("ontime", A1)]["score"]))
+
+
+def test_bad_input_to_the_term_commands_gets_a_clear_error(term_run, tmp_path):
+    workdir = str(term_run["workdir"])
+    for args, words in ((("due", "99-nothing", DUE), "Unknown assignment"),
+                        (("due", A1, "next tuesday-ish", "--workdir", workdir), "not a time"),
+                        (("due", A1, DUE, "--workdir", str(tmp_path)), "No gradebook"),
+                        (("extend", "late", A1, "--hours", "-3", "--workdir", workdir), "--hours"),
+                        (("adjust", "late", A1, "--points", "1", "--workdir", workdir), "--reason"),
+                        (("adjust", "late", A1, "--cell", "nope", "--score", "1", "--reason", "x",
+                          "--workdir", workdir), "no graded cell"),
+                        (("adjust", "nobody", A1, "--points", "1", "--reason", "x", "--workdir", workdir),
+                         "no graded submission"),
+                        (("adjust", "late", A1, "--cell", LATE_CELL, "--score", "99", "--reason", "x",
+                          "--workdir", workdir), "between 0 and")):
+        done = _cli(*args)
+        assert done.returncode == 2 and words in done.stderr, (args, done.stdout, done.stderr)
+        assert "Traceback" not in done.stderr
