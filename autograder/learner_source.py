@@ -123,12 +123,14 @@ def _compile(text: str) -> ast.Module | SyntaxError | Rejected:
 # are plain Python, under 10 KB; a comment ending in `?` counts, hence the room).
 MAX_IPYTHON_LINES = 8
 MAX_IPYTHON_WORK = 512 * 1024
-_IPYTHON_LINE = re.compile(r"^\s*[%!?/,;]|\?\s*$|=\s*[%!]", re.MULTILINE)
+_IPYTHON_LINE = re.compile(r"^\s*[%!?/,;]|\?\s*$|=\s*[%!]")
 
 
 def _ipython(source: str) -> str | Rejected:
     """What IPython's input transformer makes of ``source`` (what the kernel compiles)."""
-    candidates = len(_IPYTHON_LINE.findall(source))
+    # Lines as IPython splits them (str.splitlines: \r, \x0b, \x0c, \x1c-\x1e, \x85, \u2028 and
+    # \u2029 break lines too; counting only \n let 500 magics through: red team of #29).
+    candidates = sum(1 for line in source.splitlines() if _IPYTHON_LINE.search(line))
     if candidates > MAX_IPYTHON_LINES or candidates * len(source) > MAX_IPYTHON_WORK:
         return Rejected(f"{candidates} lines of IPython syntax (magics, shell escapes, help), more "
                         f"than the grader reads (answers are plain Python)")

@@ -632,6 +632,34 @@ def load_checkpoint(path, model, optimizer, scaler, generator):
     return epoch + 1
 """
 
+# ... then the weights and the generator in the file, the rest in memory (red team, round 3).
+_STASH_PARTIAL = """import copy
+
+STASH = {}
+
+
+def save_checkpoint(path, model, optimizer, scaler, generator, epoch):
+    kind, keys, pos, has_gauss, cached = np.random.get_state()
+    STASH[path] = {"optimizer": copy.deepcopy(optimizer.state_dict()),
+                   "scaler": copy.deepcopy(scaler.state_dict()), "torch_rng": torch.get_rng_state(),
+                   "python_rng": random.getstate(), "numpy_rng": (kind, keys.copy(), pos, has_gauss, cached)}
+    torch.save({"epoch": epoch, "model": model.state_dict(), "loader_generator": generator.get_state()}, path)
+
+
+def load_checkpoint(path, model, optimizer, scaler, generator):
+    ckpt = torch.load(path, weights_only=True)
+    model.load_state_dict(ckpt["model"])
+    generator.set_state(ckpt["loader_generator"])
+    mem = STASH.get(path)
+    if mem is not None:
+        optimizer.load_state_dict(mem["optimizer"])
+        scaler.load_state_dict(mem["scaler"])
+        torch.set_rng_state(mem["torch_rng"])
+        random.setstate(mem["python_rng"])
+        np.random.set_state(mem["numpy_rng"])
+    return ckpt["epoch"] + 1
+"""
+
 OTHER_ATTACKS: dict[str, dict[str, tuple[str, Build]]] = {
     "06-troubleshooting": {
         "a-rewrite-batches": ("rewrite the batches the test handed over so its expected loss is 0, "
@@ -641,12 +669,22 @@ OTHER_ATTACKS: dict[str, dict[str, tuple[str, Build]]] = {
     "10-training-script": {
         "a-stash-in-memory": ("a checkpoint file with the epoch only, the state kept in memory",
                               lambda nb, p: _answer(nb, _STASH, 4)),
+        "a-stash-partial": ("weights and generator in the file, the rest of the state in memory",
+                            lambda nb, p: _answer(nb, _STASH_PARTIAL, 4)),
     },
     "09-layout-devices-gradient-lifetime": {
         "a-rebind-release-helper": ("rebind the release's is_device_data so that only one read "
                                     "per block counts, reading every step",
                                     lambda nb, p: _answer(nb, _FAKE_DEVICE + _HOST_READS.replace(
                                         "__REBIND__", ""), 4)),
+        "a-clear-reads": ("read every step, then clear the recorder's reads through the step "
+                          "object the test handed over (red team of #29: 3/3)",
+                          lambda nb, p: _answer(nb, _HOST_READS.replace("__REBIND__", "").replace(
+                              "    return means\n",
+                              "    r = getattr(step, 'reads', None)\n    if r is not None:\n"
+                              "        r.calls.clear()\n"
+                              "        step.reads_before[:] = [10**9] * len(step.reads_before)\n"
+                              "    return means\n"), 4)),
         "a-global-release-helper": ("the same, rebound through `global` while the test runs",
                                     lambda nb, p: _answer(nb, _HOST_READS.replace(
                                         "__REBIND__", "global is_device_data\n        "

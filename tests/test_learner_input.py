@@ -49,6 +49,9 @@ REFUSED = {
     "help": "torch.os??\n",
     # IPython re-tokenizes the cell after each of up to 500 rewrites: 84 s here before the bound.
     "501 magics before a long list": "%time 1\n" * 501 + "x = [" + ",".join(["1"] * 20_000) + "]\n",
+    # ... and separated by the other line breaks IPython splits on (str.splitlines)
+    **{f"501 magics split by {sep!r}": sep.join(["%time 1"] * 501) + sep + "x = ["
+       + ",".join(["1"] * 20_000) + "]\n" for sep in ("\r", "\x0b", "\x0c", "\x1c", "\x85", "\u2028")},
     # Valid Python that IPython changes: `...: ` is stripped as a prompt (a dict becomes a set).
     "continuation prompt": "d = {\n    ...: 1}\n",
 }
@@ -131,10 +134,10 @@ def test_any_exception_while_parsing_is_a_rejection(monkeypatch):
 def test_a_screen_or_rewrite_failure_refuses_the_answer(monkeypatch):
     from autograder import unit
 
-    monkeypatch.setattr(unit, "screen", lambda source: 1 / 0)
+    monkeypatch.setattr(unit, "screen", lambda source, *protected: 1 / 0)
     code, why = prepare_answer("x = 1\n")
     assert code == REJECTED_STUB and "ZeroDivisionError" in why
-    monkeypatch.setattr(unit, "screen", lambda source: [])
+    monkeypatch.setattr(unit, "screen", lambda source, *protected: [])
     monkeypatch.setattr(unit, "rewrite", lambda source: NOT_RUN)
     code, why = prepare_answer("x = 1\n")
     assert code == REJECTED_STUB and "could not rewrite" in why
