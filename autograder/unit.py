@@ -26,9 +26,6 @@ from pathlib import Path
 from typing import Any
 
 import nbformat
-import zmq
-import zmq.asyncio
-from jupyter_client.asynchronous import AsyncKernelClient
 from nbclient.exceptions import CellTimeoutError
 from nbclient.util import run_sync
 from nbformat.notebooknode import NotebookNode
@@ -191,7 +188,7 @@ class _LimitedExecute(SurvivingExecute):
             return super().preprocess_cell(cell, resources, index)
         except CellTimeoutError as err:
             # The kernel replied that the cell finished, but its last output never came: the
-            # grader drops what is over its bounds (MAX_MESSAGE_BYTES, MAX_QUEUED), so a flood
+            # output can be lost on the way (a flood
             # of output loses the rest of that cell's output, the pass token included. That is
             # the cell's result (its test scores 0), never the grader's failure.
             if "Timeout waiting for IOPub output" not in str(err) or not self.ready:
@@ -243,26 +240,13 @@ class _LimitedExecute(SurvivingExecute):
         return None
 
 
-# A message from the kernel over this size is dropped unread (ZMQ's MAXMSGSIZE), and at most
-# MAX_QUEUED messages wait to be read on each socket (RCVHWM; past that, new ones are dropped):
-# at most about 512 MiB of a kernel's output is ever held by the grader. Before, 64 MiB and
-# ZMQ's 1000: a cell printing 60 MB 120 times grew the grader to 3.9 GB (red team of #29).
-# An honest notebook's largest message (a figure) is well under 1 MiB.
-MAX_MESSAGE_BYTES = 8 * MIB
-MAX_QUEUED = 64
+# No cap on the size of a kernel message: ZMQ's MAXMSGSIZE drops an oversized *reply* too, and
+# the cell then waits for it until the notebook's time limit (tried this session: a 40 MB error
+# held one notebook 15 minutes). Set on the manager's context, as before, it never applied
+# (jupyter_client's client makes a context of its own). See autograder/README.md, "Not defended":
+# an output flood grows the grader's memory.
+MAX_MESSAGE_BYTES = 64 * MIB     # what _content_bytes answers for content it cannot measure
 OUTPUT_LOST = "tio_output_lost"   # executed notebook's metadata: cells whose output was cut
-
-
-class BoundedKernelClient(AsyncKernelClient):
-    """The kernel client whose sockets take no message over MAX_MESSAGE_BYTES and queue at most
-    MAX_QUEUED: options set on its context before any socket is made."""
-
-    def _context_default(self) -> zmq.asyncio.Context:
-        self._created_context = True
-        context = zmq.asyncio.Context()
-        context.setsockopt(zmq.MAXMSGSIZE, MAX_MESSAGE_BYTES)
-        context.setsockopt(zmq.RCVHWM, MAX_QUEUED)
-        return context
 GRADER_LINES_BYTES = 16 * MIB   # the grader's own lines (tokens, values) kept beyond output_bytes
 
 
@@ -363,11 +347,6 @@ def _execute(nb: NotebookNode, job: Job, timings: dict[str, float] | None = None
                                     hidden=[Path(h) for h in job.hidden])
             except OSError as err:
                 raise GraderFailure(f"the sandbox's cgroup could not be made ({err})") from None
-            # No message over this size is read from the kernel (ZMQ drops it and reconnects),
-            # and few wait: a flood of output costs the learner that cell, never the grader its
-            # memory (see MAX_MESSAGE_BYTES). On the client's own context: jupyter_client's
-            # client makes a fresh one (setting these on the manager's context did nothing).
-            km.client_factory = BoundedKernelClient
             ep = _LimitedExecute(timeout=job.limits.cell_timeout, interrupt_on_timeout=True,
                                  allow_errors=True, kernel_name="python3", startup_timeout=120,
                                  # A loaded machine can deliver a cell's last output seconds after
@@ -551,10 +530,9 @@ def grade_notebook(job: Job) -> Outcome:
         out.tampering.append(f"{label}: " + "; ".join(found_what))
     lost = nb.metadata.pop(OUTPUT_LOST, [])
     if lost:
-        out.problems.append(f"{label}: more output than the grader reads (a message over "
-                            f"{MAX_MESSAGE_BYTES // MIB} MiB, or over {MAX_QUEUED} waiting) in "
-                            f"{len(lost)} cell(s): the rest of their output was dropped, and a "
-                            "test whose result was in it scores 0.")
+        out.problems.append(f"{label}: the last output of {len(lost)} cell(s) never arrived (more "
+                            "output than the grader could read in time): a test whose result was "
+                            "in it scores 0.")
     if cut:
         out.problems.append(f"{label}: {cut}; the kernel was stopped and the tests that did not "
                             "run score 0.")
