@@ -67,9 +67,6 @@ class Limits:
     processes: int = 256            # tasks (processes and threads): RLIMIT_NPROC, pids.max
     tmpfs_bytes: int = 512 * MIB    # size of each private tmpfs (/tmp, /dev/shm, $HOME)
     output_bytes: int = 1 * MIB     # notebook output kept; beyond, only grading lines are kept
-    # After a cell's reply, how long its last output may take to arrive (a loaded machine is
-    # slow; output over the grader's bounds never arrives: autograder/unit.py).
-    output_wait: int = 120
     scratch_entries: int = 4096     # files and folders the socket folder may hold
 
 

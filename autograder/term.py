@@ -37,7 +37,6 @@ from __future__ import annotations
 import csv
 import datetime as dt
 import math
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -342,9 +341,3 @@ def describe(info: dict[str, object]) -> str:
         return said + f", late penalty {info['penalty']:g} point(s) ({info['policy']})."
     return said + f" ({info['policy']})."
 
-
-def file_time(path: Path) -> float:
-    try:
-        return os.lstat(path).st_mtime
-    except OSError:
-        return 0.0

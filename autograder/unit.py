@@ -26,7 +26,6 @@ from pathlib import Path
 from typing import Any
 
 import nbformat
-from nbclient.exceptions import CellTimeoutError
 from nbclient.util import run_sync
 from nbformat.notebooknode import NotebookNode
 
@@ -180,21 +179,10 @@ class _LimitedExecute(SurvivingExecute):
     # nbclient binds the sync name to its own async function: point it at the override.
     start_new_kernel_client = run_sync(async_start_new_kernel_client)
 
-    lost_output: list[int]     # cells whose output did not all arrive (see preprocess_cell)
-
     def preprocess_cell(self, cell: NotebookNode, resources: Any, index: int):
         start = time.monotonic()
         try:
             return super().preprocess_cell(cell, resources, index)
-        except CellTimeoutError as err:
-            # The kernel replied that the cell finished, but its last output never came: the
-            # output can be lost on the way (a flood
-            # of output loses the rest of that cell's output, the pass token included. That is
-            # the cell's result (its test scores 0), never the grader's failure.
-            if "Timeout waiting for IOPub output" not in str(err) or not self.ready:
-                raise
-            self.lost_output.append(index)
-            return cell, resources
         finally:
             role = cell.get("metadata", {}).get(ROLE, {}).get("role", "notebook")
             phase = {"test": "tests"}.get(role, role)
@@ -246,7 +234,6 @@ class _LimitedExecute(SurvivingExecute):
 # (jupyter_client's client makes a context of its own). See autograder/README.md, "Not defended":
 # an output flood grows the grader's memory.
 MAX_MESSAGE_BYTES = 64 * MIB     # what _content_bytes answers for content it cannot measure
-OUTPUT_LOST = "tio_output_lost"   # executed notebook's metadata: cells whose output was cut
 GRADER_LINES_BYTES = 16 * MIB   # the grader's own lines (tokens, values) kept beyond output_bytes
 
 
@@ -351,10 +338,9 @@ def _execute(nb: NotebookNode, job: Job, timings: dict[str, float] | None = None
                                  allow_errors=True, kernel_name="python3", startup_timeout=120,
                                  # A loaded machine can deliver a cell's last output seconds after
                                  # its reply: wait for it (the pass tokens are in it), never drop it.
-                                 iopub_timeout=job.limits.output_wait, raise_on_iopub_timeout=True,
+                                 iopub_timeout=120, raise_on_iopub_timeout=True,
                                  extra_arguments=["--HistoryManager.hist_file=:memory:"])
             ep.output_limit = job.limits.output_bytes
-            ep.lost_output = []
             ep.timings = timings
             ep.timeout_func = ep._timeout_for
             with _Watchdog(km, job.limits, work / "sock") as dog:
@@ -372,8 +358,6 @@ def _execute(nb: NotebookNode, job: Job, timings: dict[str, float] | None = None
                 # The group's OOM kill ended the kernel before the watchdog's next look.
                 dog.reason = km.group.budget_message()
                 dog._kill()
-            if ep.lost_output:
-                nb.metadata[OUTPUT_LOST] = list(ep.lost_output)   # said in grade_notebook
             return nb, dog.reason
         finally:
             if km is not None:
@@ -528,11 +512,6 @@ def grade_notebook(job: Job) -> Outcome:
         found_what.append("refused at run time: " + "; ".join(refused[:3]))
     if found_what:
         out.tampering.append(f"{label}: " + "; ".join(found_what))
-    lost = nb.metadata.pop(OUTPUT_LOST, [])
-    if lost:
-        out.problems.append(f"{label}: the last output of {len(lost)} cell(s) never arrived (more "
-                            "output than the grader could read in time): a test whose result was "
-                            "in it scores 0.")
     if cut:
         out.problems.append(f"{label}: {cut}; the kernel was stopped and the tests that did not "
                             "run score 0.")
