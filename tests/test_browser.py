@@ -244,7 +244,14 @@ def _save_and_read(page, path: Path) -> nbformat.NotebookNode:
     deadline = time.monotonic() + 30
     while path.stat().st_mtime_ns == before and time.monotonic() < deadline:
         time.sleep(0.2)
-    return nbformat.read(path, as_version=4)
+    # The save may still be writing (the file is truncated, then written): read it once whole.
+    while True:
+        try:
+            return nbformat.read(path, as_version=4)
+        except nbformat.reader.NotJSONError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
 
 
 # ---- the tests ------------------------------------------------------------------------------
