@@ -136,6 +136,22 @@ def test_notebook_opens_with_goals_and_ends_with_recap(assignment):
     assert "Recap" in last and "Next" in last
 
 
+def test_the_learners_package_imports_nothing_of_the_graders():
+    """tensorcourse runs on learners' machines (and in the GPU check's bundle) without the
+    grader; what both need lives in tensorcourse (e.g. tensorcourse/headless.py)."""
+    import ast
+
+    found = []
+    for py in sorted((REPO / "tensorcourse").rglob("*.py")):
+        for node in ast.walk(ast.parse(py.read_text(encoding="utf-8"))):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level
+                     else [])
+            found += [f"{py.relative_to(REPO)}: {n}" for n in names
+                      if n == "autograder" or n.startswith("autograder.")]
+    assert not found, found
+
+
 def test_ruff_is_clean():
     result = subprocess.run([sys.executable, "-m", "ruff", "check", "."], cwd=REPO,
                             capture_output=True, text=True)
