@@ -449,17 +449,22 @@ def available_memory() -> int:
     return available
 
 
-def jobs_that_fit(jobs: int, memory_bytes: int, available: int) -> tuple[int, str]:
-    """How many sandboxes of ``memory_bytes`` may run at once in ``available`` bytes, and what to
-    tell the instructor (``""`` when all ``jobs`` fit; 0 jobs: even one does not fit)."""
+def jobs_that_fit(jobs: int, memory_bytes: int, available: int, held_bytes: int = 0,
+                  ) -> tuple[int, str]:
+    """How many sandboxes of ``memory_bytes`` may run at once in ``available`` bytes, each also
+    costing the grader ``held_bytes`` (what one notebook's output may make it hold:
+    ``autograder.flood.GRADER_HELD_BYTES``), and what to tell the instructor (``""`` when all
+    ``jobs`` fit; 0 jobs: even one does not fit)."""
     usable = max(0, available - GRADER_RESERVE)
-    fit = min(jobs, usable // memory_bytes)
+    fit = min(jobs, usable // (memory_bytes + held_bytes))
     if fit >= jobs:
         return jobs, ""
-    have = f"{available // MIB} MiB available, {GRADER_RESERVE // MIB} MiB kept for the grader"
+    have = (f"{available // MIB} MiB available, {GRADER_RESERVE // MIB} MiB kept for the grader"
+            + (f" and {held_bytes // MIB} MiB per notebook for the output it reads" if held_bytes
+               else ""))
     if fit < 1:
         return 0, (f"one sandbox of --memory {memory_bytes // MIB} MiB does not fit in this "
                    f"machine's memory ({have}): lower --memory (at most "
-                   f"{usable // MIB} MiB) or free memory")
+                   f"{max(0, usable - held_bytes) // MIB} MiB) or free memory")
     return fit, (f"--jobs {jobs} x --memory {memory_bytes // MIB} MiB does not fit in this "
                  f"machine's memory ({have}): grading {fit} at a time")

@@ -21,7 +21,7 @@ from nbclient.exceptions import DeadKernelError
 from nbformat.notebooknode import NotebookNode
 from nbgrader.preprocessors import Execute
 
-from .headless import NoLostWakeups
+from tensorcourse.headless import NoLostWakeups
 
 KERNEL_DIED = "KernelDied"
 

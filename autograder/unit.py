@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import nbformat
+from nbclient.exceptions import CellExecutionComplete
 from nbclient.util import run_sync
 from nbformat.notebooknode import NotebookNode
 
@@ -33,12 +34,17 @@ from .answers import NotANotebook, exercises, is_answer, meta, read_answers, reb
 from .causes import answer_cause, learner_lines, timeout_cause
 from .cgroup import POLL_SECONDS
 from .execute import SurvivingExecute
+from .flood import FLOOD_IOPUB_WAIT, MAX_MESSAGE_BYTES, BoundedKernelClient, FloodGuard, FloodStop
 from .integrity import ROLE, Verdict, bound_names, clean_text, instrument, release_names, verdicts
 from .rewrite import NOT_RUN, rewrite
 from .sandbox import MIB, Limits, kernel_manager
 from .scratch import measure, private_folder, unlinked_bytes
 from .screen import screen
 from .values import decide, partial, records
+
+# A loaded machine can deliver a cell's last output seconds after its reply: wait for it (the
+# pass tokens are in it), never drop it.
+IOPUB_WAIT = 120
 
 
 @dataclass
@@ -133,6 +139,8 @@ def learner_message(failure: dict, reason: str, rejected: str) -> str:
         return "the test ran past the time limit and was interrupted"
     if reason == "notebook time limit":
         return "the notebook ran past its time limit; this test did not run"
+    if reason.startswith("output flood"):
+        return f"{reason}: the notebook was stopped and this test did not run (print less)"
     if not failure:
         return reason
     ename = _ANSI.sub("", failure.get("ename", "")) or "an error"
@@ -166,12 +174,16 @@ class _LimitedExecute(SurvivingExecute):
 
     output_limit = 1 << 20
     timings: dict[str, float]
+    guard: FloodGuard
     grader_cell_timeout = 600  # the bootstrap imports torch: never cut short on a loaded machine
     ready = False              # the kernel started and answered: from here, learner code may run
+    _idle = True               # this cell's last output (its "idle") arrived
 
     async def async_start_new_kernel_client(self) -> Any:
         start = time.monotonic()
         kc = await super().async_start_new_kernel_client()
+        self.guard.attach(kc)  # before any learner code: the bootstrap cell is the first sent
+        self.guard.on_behind = self._fell_behind
         self.ready = True
         self.timings["kernel start"] = time.monotonic() - start
         return kc
@@ -179,14 +191,64 @@ class _LimitedExecute(SurvivingExecute):
     # nbclient binds the sync name to its own async function: point it at the override.
     start_new_kernel_client = run_sync(async_start_new_kernel_client)
 
+    def _fell_behind(self) -> None:
+        """The grader fell behind this cell's flood, so ZMQ may drop its last output: wait
+        seconds for it, not the loaded machine's minutes, and if it never comes go on (the
+        cell's loss, told in :meth:`on_cell_executed`; a cut notebook would cost every cell
+        after it, and an honest loop of prints on a loaded machine can fall this far behind)."""
+        self.iopub_timeout = FLOOD_IOPUB_WAIT
+        self.raise_on_iopub_timeout = False
+
     def preprocess_cell(self, cell: NotebookNode, resources: Any, index: int):
         start = time.monotonic()
+        # Each cell's last output is awaited in full, and missing is the machine's failure,
+        # unless the grader falls behind during this cell (_fell_behind).
+        self.iopub_timeout, self.raise_on_iopub_timeout = IOPUB_WAIT, True
+        self._idle = False
+        self.guard.new_cell()
         try:
             return super().preprocess_cell(cell, resources, index)
         finally:
+            self._flush_kept()
             role = cell.get("metadata", {}).get(ROLE, {}).get("role", "notebook")
             phase = {"test": "tests"}.get(role, role)
             self.timings[phase] = self.timings.get(phase, 0.0) + time.monotonic() - start
+
+    def process_message(self, msg: dict, cell: NotebookNode, cell_index: int) -> Any:
+        try:
+            return super().process_message(msg, cell, cell_index)
+        except CellExecutionComplete:
+            self._idle = True  # the cell's last output arrived
+            raise
+        except Exception as err:  # noqa: BLE001 - the content is the learner's, see below
+            if msg.get("msg_type") not in LEARNER_SHAPED:
+                raise
+            # What a _repr_ method returns (data, metadata) reaches nbformat's validation here:
+            # `{"text/plain": 0}` is not a valid output. An output the grader cannot keep is
+            # dropped like one over the limit; never a grader failure (red team of #29).
+            self.log.warning("dropped an output the grader cannot keep (%s)", type(err).__name__)
+            cell.outputs.append(nbformat.v4.new_output(
+                "stream", name="stderr", text="[an output that is not valid in a notebook was dropped]\n"))
+            return None
+
+    def on_cell_executed(self, **kwargs: Any) -> None:
+        """nbgrader's hook, bounded: when a cell's reply is an error that no output shows (a
+        timeout; or an error output kept beyond the limit, whose name was cut), nbgrader adds
+        the reply's error *whole*, past every output bound (up to a message's 8 MiB, in every
+        test cell a learner's function fails). The grader reads only its name."""
+        cell, content = kwargs["cell"], kwargs["execute_reply"].get("content", {})
+        lost = "" if self._idle else self.guard.lost_output()
+        if lost:
+            cell.outputs.append(nbformat.v4.new_output("stream", name="stderr", text=lost))
+        if content.get("status") != "error":
+            return
+        ename = str(content.get("ename", ""))
+        if not any(o.get("output_type") == "error" and o.get("ename") in (ename, ename[:200])
+                   for o in cell.outputs):
+            cell.outputs.append(nbformat.v4.new_output(
+                "error", ename=ename[:200], evalue=str(content.get("evalue", ""))[:1000],
+                traceback=[str(line)[:1000] for line in content.get("traceback", [])[-20:]]
+                or ["ERROR: An error occurred while showtraceback was disabled"]))
 
     def _timeout_for(self, cell: NotebookNode) -> int:
         if cell.get("metadata", {}).get(ROLE, {}).get("role") in ("bootstrap", "integrity"):
@@ -196,26 +258,28 @@ class _LimitedExecute(SurvivingExecute):
     def output(self, outs: list, msg: dict, display_id: Any, cell_index: int):
         self._kept = getattr(self, "_kept", 0)
         content = msg.get("content", {})
-        # Every field counts: text, data, metadata, an error's name, value and traceback.
-        size = _content_bytes(content)
+        # Every field counts: text, data, metadata, an error's name, value and traceback; and
+        # each output its overhead (a flood of one-byte outputs is not free).
+        size = _content_bytes(content) + OUTPUT_OVERHEAD
         if self._kept + size <= self.output_limit:
             self._kept += size
             return super().output(outs, msg, display_id, cell_index)
         if msg.get("msg_type") == "stream":
             # Keep the grader's lines whole, within their own budget (a learner can print lines
-            # that look like them: the budget bounds those too), and short pieces that may be
-            # one of them split in two.
+            # that look like them: the budget bounds those too), every line end (a line and its
+            # newline can come in two messages: without the newline the next line would join
+            # it, red team of the flood change), and short pieces that may be one of them
+            # split in two.
             text = str(content.get("text", ""))
             self._fragments = getattr(self, "_fragments", 0) + 1
             self._grader_kept = getattr(self, "_grader_kept", 0)
-            lines = [ln for ln in text.splitlines()
-                     if ln.startswith("TIO-") or (len(text) < 80 and self._fragments < 1000)]
-            size = sum(len(ln) + 1 for ln in lines)
-            if lines and self._grader_kept + size <= GRADER_LINES_BYTES:
+            pieces = [piece for piece in text.splitlines(keepends=True)
+                      if piece.startswith("TIO-") or not piece.strip("\r\n")
+                      or (len(text) < 80 and self._fragments < 1000)]
+            size = sum(len(piece) for piece in pieces) + OUTPUT_OVERHEAD
+            if pieces and self._grader_kept + size <= GRADER_LINES_BYTES:
                 self._grader_kept += size
-                kept = "\n".join(lines) + ("\n" if text.endswith("\n") else "")
-                outs.append(nbformat.v4.new_output("stream", name=content.get("name", "stdout"),
-                                                   text=kept))
+                self._keep(outs, str(content.get("name", "stdout")), "".join(pieces))
         elif msg.get("msg_type") == "error":
             # The cell's failure must still show (it decides the verdict), without its text.
             outs.append(nbformat.v4.new_output("error", ename=str(content.get("ename", ""))[:200],
@@ -227,14 +291,31 @@ class _LimitedExecute(SurvivingExecute):
                                                text="[output beyond the grader's limit dropped]\n"))
         return None
 
+    def _keep(self, outs: list, name: str, text: str) -> None:
+        """Add ``text`` to the cell's last kept stream of ``name``, or start one: one output
+        per run of lines, joined once (red team: 213,000 one-line outputs, one object each,
+        took the grader to 817 MiB)."""
+        tail = getattr(self, "_tail", None)
+        if tail is not None and outs and outs[-1] is tail[0] and tail[0].name == name:
+            tail[1].append(text)
+            return
+        self._flush_kept()
+        node = nbformat.v4.new_output("stream", name=name, text="")
+        outs.append(node)
+        self._tail = (node, [text])
 
-# No cap on the size of a kernel message: ZMQ's MAXMSGSIZE drops an oversized *reply* too, and
-# the cell then waits for it until the notebook's time limit (tried this session: a 40 MB error
-# held one notebook 15 minutes). Set on the manager's context, as before, it never applied
-# (jupyter_client's client makes a context of its own). See autograder/README.md, "Not defended":
-# an output flood grows the grader's memory.
-MAX_MESSAGE_BYTES = 64 * MIB     # what _content_bytes answers for content it cannot measure
+    def _flush_kept(self) -> None:
+        tail = getattr(self, "_tail", None)
+        if tail is not None:
+            tail[0].text = "".join(tail[1])
+            self._tail = None
+
+
 GRADER_LINES_BYTES = 16 * MIB   # the grader's own lines (tokens, values) kept beyond output_bytes
+OUTPUT_OVERHEAD = 64             # what keeping one output costs beyond its text (objects, a list slot)
+# Messages whose content the learner's code shapes (text, a _repr_'s data and metadata).
+LEARNER_SHAPED = frozenset({"stream", "display_data", "execute_result", "update_display_data",
+                            "error", "clear_output"})
 
 
 def _content_bytes(content: Any) -> int:
@@ -242,7 +323,7 @@ def _content_bytes(content: Any) -> int:
     try:
         return len(json.dumps(content, default=str))
     except (TypeError, ValueError, RecursionError):
-        return MAX_MESSAGE_BYTES
+        return MAX_MESSAGE_BYTES  # no message read is larger (autograder/flood.py)
 
 
 class _Watchdog:
@@ -255,8 +336,8 @@ class _Watchdog:
     rather than let the limits lapse.
     """
 
-    def __init__(self, km: Any, limits: Limits, folder: Path) -> None:
-        self.km, self.limits, self.folder = km, limits, folder
+    def __init__(self, km: Any, limits: Limits, folder: Path, guard: FloodGuard) -> None:
+        self.km, self.limits, self.folder, self.guard = km, limits, folder, guard
         self.reason = ""
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._guarded, daemon=True)
@@ -287,6 +368,8 @@ class _Watchdog:
                 self.reason = "notebook time limit"
             elif group is not None and group.exceeded():
                 self.reason = group.budget_message()
+            elif flood := self.guard.why_stopped(self._kernel_alive()):
+                self.reason = flood
             elif time.monotonic() >= next_measure:
                 next_measure = time.monotonic() + 1.0
                 usage = measure(self.folder, max_bytes=self.limits.file_bytes,
@@ -301,6 +384,10 @@ class _Watchdog:
             if self.reason:
                 self._kill()
                 return
+
+    def _kernel_alive(self) -> bool:
+        process = getattr(getattr(self.km, "provisioner", None), "process", None)
+        return process is not None and process.poll() is None
 
     def _kill(self) -> None:
         group = getattr(self.km, "group", None)
@@ -336,21 +423,27 @@ def _execute(nb: NotebookNode, job: Job, timings: dict[str, float] | None = None
                 raise GraderFailure(f"the sandbox's cgroup could not be made ({err})") from None
             ep = _LimitedExecute(timeout=job.limits.cell_timeout, interrupt_on_timeout=True,
                                  allow_errors=True, kernel_name="python3", startup_timeout=120,
-                                 # A loaded machine can deliver a cell's last output seconds after
-                                 # its reply: wait for it (the pass tokens are in it), never drop it.
-                                 iopub_timeout=120, raise_on_iopub_timeout=True,
+                                 iopub_timeout=IOPUB_WAIT, raise_on_iopub_timeout=True,
                                  extra_arguments=["--HistoryManager.hist_file=:memory:"])
             ep.output_limit = job.limits.output_bytes
             ep.timings = timings
             ep.timeout_func = ep._timeout_for
-            with _Watchdog(km, job.limits, work / "sock") as dog:
+            # What the kernel sends is bounded too (autograder/flood.py): a flood of output
+            # stops this notebook, never the grader.
+            km.client_factory = BoundedKernelClient
+            ep.guard = guard = FloodGuard()
+            with _Watchdog(km, job.limits, work / "sock", guard) as dog:
                 try:
                     ep.preprocess(nb, {"metadata": {"path": str(work / "sock")}}, km=km)
+                except FloodStop as err:
+                    dog.reason = dog.reason or str(err)  # a message refused unparsed: the learner's
                 except Exception as err:  # noqa: BLE001 - keep what ran; the rest scores 0
                     if not ep.ready and not dog.reason:
                         log = _log_tail(work / "kernel.log")
                         raise GraderFailure(f"the kernel did not start ({type(err).__name__}: "
                                             f"{_first_line(err)}){log}") from None
+                    # (A cell's last output that never came, the grader not behind a flood:
+                    # the machine's failure, not graded.)
                     if not dog.reason:
                         dog.reason = (f"grading stopped early ({type(err).__name__}: "
                                       f"{_first_line(err)})")

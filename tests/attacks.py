@@ -464,6 +464,13 @@ ATTACKS: dict[str, tuple[str, Build]] = {
                      lambda nb, p: _answer(nb, LEAK, 2)),
     "a-huge-error": ("a 40 MB exception message and traceback", lambda nb, p: _answer(
         nb, "raise ValueError('x' * 40_000_000)")),
+    # Red team of the flood bound: an output nbformat refuses made the notebook "not graded".
+    "a-invalid-output": ("a _repr_mimebundle_ whose text is a number", lambda nb, p: _answer(
+        nb, "class Shown:\n    def _repr_mimebundle_(self, include=None, exclude=None):\n"
+            "        return {'text/plain': 0}\n\nShown()")),
+    "a-nested-json": ("8 MB of nested lists from _repr_json_ (370 MB once parsed)", lambda nb, p: _answer(
+        nb, "class Shown:\n    def _repr_json_(self):\n        deep = {}\n        for i in range(400):\n"
+            "            deep = [deep]\n        return [deep] * 9700\n\nShown()")),
     "a-cell-type-escape": ("terminal escapes in a cell type", _bad_cell_type),
     "a-torch-builtins": ("builtins and os reached as public attributes of torch", lambda nb, p: _cheat(
         nb, "run = torch.builtins.exec\nrun(\"import os; os.system('touch /tmp/tio-pwned')\")\n"

@@ -18,6 +18,7 @@ import pytest
 
 from autograder import cgroup
 from autograder.cgroup import GRADER_RESERVE, MIB, Support, jobs_that_fit
+from autograder.flood import GRADER_HELD_BYTES
 from autograder.sandbox import Limits, unavailable
 from autograder.unit import Job, _execute
 from coursefiles import REPO, process_alive
@@ -195,6 +196,12 @@ def test_jobs_never_promise_more_memory_than_the_machine_has():
     fit, why = jobs_that_fit(2, 6 * gib, 4 * gib)
     assert fit == 0 and "lower --memory" in why and f"{(4 * gib - GRADER_RESERVE) // MIB} MiB" in why
     assert jobs_that_fit(1, gib, gib + GRADER_RESERVE) == (1, "")
+    # What each notebook's output may make the grader hold counts per job (autograder/flood.py).
+    held = GRADER_HELD_BYTES
+    assert jobs_that_fit(4, 2 * gib, 8 * gib + GRADER_RESERVE, held)[0] == 3
+    fit, why = jobs_that_fit(1, gib, gib + GRADER_RESERVE, held)
+    assert fit == 0 and f"{held // MIB} MiB per notebook" in why
+    assert f"at most {(gib - held) // MIB} MiB" in why
 
 
 def test_fallback_arithmetic_and_the_mode_is_said():

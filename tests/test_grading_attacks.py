@@ -17,6 +17,7 @@ import os
 import subprocess
 import sys
 import sysconfig
+import textwrap
 import zipfile
 from pathlib import Path
 
@@ -91,6 +92,12 @@ def attacked(tmp_path_factory):
     _write(with_replacements(rel, answers), subs, "control-full")
     _write(with_replacements(rel, dict(list(answers.items())[:2])), subs, "control-some")
     _write(rel, subs, "control-none")
+    # Exercise 1 solved; exercise 2 solved only if exercise 1's hidden test left its inputs in
+    # the notebook (red team of #29: a later answer read them, one bit per regrade).
+    first, second = list(answers)[:2]
+    reader = ("try:\n    _expressions\nexcept NameError:\n    def shares_storage(a, b):\n"
+              "        return None\nelse:\n" + textwrap.indent(answers[second], "    "))
+    _write(with_replacements(rel, {first: answers[first], second: reader}), subs, "a-read-hidden")
     for student, (_what, build) in ATTACKS.items():
         _write(build(rel, paths), subs, student)
     # Outside the notebook: a symlinked notebook, an oversized one, a zip bomb.
@@ -151,6 +158,11 @@ SOLVING = {"a-hide-similarity"}  # solves honestly; attacks the report, not the 
 def test_every_attack_scores_zero(attacked, student):
     scores = _scores(attacked, student)
     assert scores and all(s == 0 for s, _ in scores.values()), (ATTACKS.get(student), scores)
+
+
+def test_a_later_answer_cannot_read_an_earlier_tests_hidden_names(attacked):
+    scores = list(_scores(attacked, "a-read-hidden").values())
+    assert scores[0][0] == scores[0][1] > 0 and scores[1][0] == 0, scores
 
 
 def test_controls_score_exactly(attacked):

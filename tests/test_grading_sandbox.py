@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 import sysconfig
 import time
 import uuid
@@ -259,6 +261,142 @@ def test_an_environment_under_tmp_is_not_masked(tmp_path, monkeypatch):
     text = "".join(o.get("text", "") for o in executed.cells[0].outputs if o.output_type == "stream")
     assert "VALUE 42" in text, executed.cells[0].outputs
 
+
+
+# Run in a process of its own, so that its peak memory is the grader's for this one notebook.
+FLOOD = """
+import json, resource, sys, time
+import nbformat
+from autograder.sandbox import Limits
+from autograder.unit import Job, _execute
+nb = nbformat.v4.new_notebook()
+nb.cells = [nbformat.v4.new_code_cell("print('before')"),
+            nbformat.v4.new_code_cell(sys.argv[2]),
+            nbformat.v4.new_code_cell("print('after')")]
+start = time.monotonic()
+executed, cut = _execute(nb, Job("flood", "none", "none", b"", "", "",
+                                 Limits(cell_timeout=300, notebook_timeout=600), True, [sys.argv[1]]))
+print(json.dumps({"peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024,
+                  "seconds": time.monotonic() - start, "cut": cut,
+                  "outputs": [[o.get("text", o.get("ename", "")) for o in c.outputs]
+                              for c in executed.cells],
+                  "sizes": [sum(len(json.dumps(o)) for o in c.outputs) for c in executed.cells]}))
+"""
+
+
+def _flood(tmp_path: Path, cell: str) -> dict:
+    run = subprocess.run([sys.executable, "-c", FLOOD, str(REPO), cell], cwd=REPO,
+                         capture_output=True, text=True, timeout=900,
+                         env={**os.environ, "TMPDIR": str(tmp_path)})
+    assert run.returncode == 0, run.stderr[-2000:]
+    return json.loads(run.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("cell, bound", [
+    # Red team of #29: 120 prints of 60 MB grew the grader to 3.9 GB. Each is one message over
+    # the size the grader reads (autograder/flood.py): ZMQ drops the connection, the monitor
+    # sees it, the notebook stops at once (before the bound: a 15-minute wait for the lost reply).
+    ("chunk = 'x' * 60_000_000\nfor i in range(120):\n    print(chunk, flush=True)",
+     "one message over 8 MiB"),
+    # A raised error of 40 MB: its reply is over the size too (attack corpus: a-huge-error).
+    ("raise ValueError('x' * 40_000_000)", "one message over 8 MiB"),
+    # Messages each under the size, 400 MB in all: over the notebook's output budget.
+    ("import time\nchunk = 'x' * 4_000_000\nfor i in range(100):\n    print(chunk, flush=True)\n"
+     "    time.sleep(0.05)", "more than 256 MiB"),
+    # 7.8 MB of nested lists, which parsing would make 370 MB of (red team of the flood bound).
+    ("class Shown:\n    def _repr_json_(self):\n        deep = {}\n        for i in range(400):\n"
+     "            deep = [deep]\n        return [deep] * 9700\n\nShown()", "nested values"),
+])
+def test_a_flood_of_output_stops_its_notebook_never_the_grader(tmp_path, cell, bound):
+    """The flood's notebook is cut (a graded result: the cells after it score 0, the Problems
+    line says which bound), the grader's memory stays bounded, and it ends in seconds."""
+    report = _flood(tmp_path, cell)
+    assert report["cut"].startswith("output flood") and bound in report["cut"], report["cut"]
+    assert report["outputs"][0] == ["before\n"]
+    assert not any("after" in text for text in report["outputs"][2]), report["outputs"][2]
+    assert report["peak_mib"] < 600, report["peak_mib"]
+    assert report["seconds"] < 120, report["seconds"]
+
+
+def test_outputs_the_grader_cannot_keep_cost_only_themselves(tmp_path):
+    """Red team of the flood bound: a _repr_mimebundle_ whose text is a number failed nbformat's
+    validation in the grader, and the notebook was "not graded" (a 0 dodged at will). Now the
+    output is dropped and said so, and the notebook goes on."""
+    report = _flood(tmp_path, "class Shown:\n    def _repr_mimebundle_(self, include=None, "
+                              "exclude=None):\n        return {'text/plain': 0}\n\nShown()")
+    assert report["cut"] == "", report["cut"]
+    assert report["outputs"][1] == ["[an output that is not valid in a notebook was dropped]\n"]
+    assert report["outputs"][2] == ["after\n"]
+
+
+def test_the_courses_lines_beyond_the_output_limit_are_kept_as_one_output(tmp_path):
+    """Red team of the flood bound: 213,000 one-line 'TIO-' messages, each kept as an output
+    object of its own beyond the 1 MiB limit, took the grader to 817 MiB. Kept lines now join
+    the cell's last kept output, and each costs its overhead in the budget."""
+    report = _flood(tmp_path, "for i in range(40_000):\n    print('TIO-', flush=True)")
+    # Within the limit each message is an output (at least 64 bytes of the 1 MiB each); beyond
+    # it, one output holds the rest: far fewer than the 40,000 messages.
+    assert len(report["outputs"][1]) < (1 << 20) // 64 + 10, len(report["outputs"][1])
+    assert sum(text.count("TIO-") for text in report["outputs"][1]) > 1000  # ZMQ may drop some
+    # Even when ZMQ dropped the cell's last output (a CI run under load): that cell's loss only.
+    assert report["cut"] == "", report["cut"]   # (beyond the limit, "after" itself is dropped)
+    assert report["peak_mib"] < 600, report["peak_mib"]
+
+
+# A cell whose last output ZMQ dropped, made certain: the executor never sees cell 1's "idle".
+# Falling behind is made certain too (argv[3]: the reads without a pause that count as behind).
+LOST = '''
+import json, sys, time
+import nbformat
+import autograder.flood as flood, autograder.unit as unit
+from autograder.sandbox import Limits
+flood.BEHIND_STREAK, flood.QUIET_S, unit.IOPUB_WAIT = int(sys.argv[2]), 5.0, 5
+original = unit._LimitedExecute.process_message
+def process_message(self, msg, cell, cell_index):
+    if cell_index == 1 and msg["content"].get("execution_state") == "idle":
+        return None
+    return original(self, msg, cell, cell_index)
+unit._LimitedExecute.process_message = process_message
+nb = nbformat.v4.new_notebook()
+nb.cells = [nbformat.v4.new_code_cell(c) for c in (
+    "print('before')", "for i in range(50):\\n    print(i, flush=True)", "print('after')")]
+start = time.monotonic()
+executed, cut = unit._execute(nb, unit.Job("lost", "none", "none", b"", "", "",
+                                           Limits(cell_timeout=120), True, [sys.argv[1]]))
+print(json.dumps({"cut": cut, "seconds": time.monotonic() - start,
+                  "outputs": [[o.get("text", "") for o in c.outputs] for c in executed.cells]}))
+'''
+
+
+@pytest.mark.parametrize("behind", [True, False])
+def test_a_cells_lost_last_output_costs_that_cell_if_it_flooded_else_is_not_graded(behind):
+    """CI under load: 40,000 prints, the grader fell behind, ZMQ dropped the cell's last
+    output, and the whole notebook was cut (every later cell 0). A flood's lost output now costs
+    its own cell, which says so; one lost while the grader kept up is the machine's failure."""
+    run = subprocess.run([sys.executable, "-c", LOST, str(REPO), "20" if behind else "100000"],
+                         cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    report = json.loads(run.stdout.strip().splitlines()[-1])
+    if behind:
+        assert report["cut"] == "", report["cut"]
+        assert report["outputs"][1][-1].startswith("[output flood: this cell"), report["outputs"][1]
+        assert report["outputs"][2] == ["after\n"]
+    else:
+        assert report["cut"].startswith("grading stopped early"), report["cut"]
+        assert "CellTimeoutError" in report["cut"], report["cut"]
+        assert report["outputs"][2] == [], report["outputs"][2]
+    assert report["seconds"] < 60, report["seconds"]
+
+
+def test_an_error_reply_is_kept_within_the_output_bounds(tmp_path):
+    """nbgrader adds a cell's error reply whole when no output shows it; an error whose name is
+    longer than the 200 characters kept beyond the output limit never matched, so each failing
+    cell added up to 8 MiB past every bound. The grader keeps its name and a short text."""
+    name = "E" + "x" * 300
+    report = _flood(tmp_path, f"class {name}(Exception):\n    pass\n\n"
+                              f"raise {name}('y' * 3_000_000)")
+    assert report["sizes"][1] < 100_000, report["sizes"]
+    assert any(text.startswith(name[:200]) for text in report["outputs"][1])
 
 
 # What the socket folder (the one host folder a sandbox may write) can hide from a directory

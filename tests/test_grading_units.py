@@ -377,3 +377,28 @@ def test_messages_show_learner_values_without_running_their_code():
     assert shown((1, "a", None, torch.float32)) == "(1, 'a', None, torch.float32)"
     assert shown(ValueError("bad size")) == "ValueError" and shown(torch.Tensor) == "Tensor"
     assert shown(10 ** 5000) == "a very large int"
+
+
+@pytest.mark.parametrize("pieces", [
+    # A line and its newline in two messages, past 1000 fragments beyond the output limit:
+    # the lone newline was dropped and the next line joined this one (red team of the flood
+    # change: 11/14 for a right answer that printed 60,000 lines, called tampering).
+    ["\nTIO-VALUE tok {\"a\": 2}", "\n", "\nTIO-PASS tok", "\n"],
+    # A learner's line without its end, then the grader's line.
+    ["flood 59999", "\nTIO-PASS tok\n"],
+    ["TIO-not-the-graders", "\nTIO-PASS tok\n"],
+])
+def test_lines_kept_beyond_the_output_limit_keep_their_line_ends(pieces):
+    from autograder.unit import _LimitedExecute
+
+    ep = _LimitedExecute()
+    ep.output_limit, ep._fragments = 0, 1000
+    outs: list = []
+    for text in pieces:
+        ep.output(outs, {"msg_type": "stream", "content": {"name": "stdout", "text": text}}, None, 0)
+    ep._flush_kept()
+    lines = "".join(o.text for o in outs if o.get("name") == "stdout").splitlines()
+    assert "TIO-PASS tok" in lines, lines
+    assert lines.count("TIO-PASS tok") == 1
+    if "TIO-VALUE" in pieces[0]:
+        assert 'TIO-VALUE tok {"a": 2}' in lines, lines
