@@ -7,6 +7,8 @@
     python3 tio.py lab --install-only   # set up the learner's environment, print its size, stop
     python3 tio.py test              # create .venv, install, run every check (what CI runs)
     python3 tio.py test -k pipeline  # with arguments: only pytest, with those arguments
+    python3 tio.py test --quick      # the tests your uncommitted change touches (inner loop)
+    python3 tio.py test --quick solutions/03-indexing-and-views/03-indexing-and-views.ipynb
     python3 tio.py site              # build the course website into .site/html/
     python3 tio.py gpu-check         # run every solution notebook on this machine's GPU, report
     python3 tio.py gpu-check --bundle DIR   # an offline folder that does that elsewhere
@@ -22,6 +24,12 @@ website's build and browser tests (tests/test_site.py, reusing the notebooks sta
 and, meanwhile, `gpu-check --allow-cpu` (the GPU check's own path, run on the CPU);
 then, alone, the grading benchmark: `--jobs N` against a local Dask cluster, scores compared
 (benchmarks/bench_grading.py, log in .test-output/bench-grading.txt).
+
+`test` prints each stage's wall time at the end, passed or not. `test --quick [FILE...]`
+(default: the files `git status` shows changed) runs ruff, the drift check and, for each
+changed notebook (solutions/, notebooks/ or its wrong answers), that notebook's run, release
+and wrong-answer tests; for each changed module, the test files that name it. A few minutes,
+not the full suite's half hour: CI still runs everything.
 
 `gpu-check` never installs torch: it runs on the interpreter that calls it when that one
 has torch, nbclient and ipykernel (a GPU machine's own environment), else on .venv/.
@@ -50,6 +58,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 import urllib.request
 import venv
 from pathlib import Path
@@ -67,7 +76,8 @@ COMPAT_TESTS = ["tests/test_tensorcourse.py", "tests/test_launch.py"] + [
                  "07-programmable-tensor-system", "08-autograd-function-and-compilers",
                  "09-layout-devices-gradient-lifetime")]
 USAGE = ("usage: python3 tio.py lab [--triton] [--install-only] [jupyter args...] | "
-         "python3 tio.py test [pytest args...] | python3 tio.py site [--only NN...] | "
+         "python3 tio.py test [pytest args... | --quick [FILE...]] | "
+         "python3 tio.py site [--only NN...] | "
          "python3 tio.py gpu-check [--allow-cpu] [--bundle DIR] [--help] | "
          "python3 tio.py drift [--entry NAME...] [--only NN...] [--report] [--list]")
 LEARNER_REQUIREMENTS = ROOT / "requirements.txt"
@@ -233,12 +243,45 @@ def _with_path(env: Path) -> dict[str, str]:
     return environ
 
 
-def _stage(title: str) -> None:
-    print(f"\n==== {title}", flush=True)
+class Stages:
+    """Each stage's title and wall time, printed as a table at the end (where the time goes:
+    what to cut first when the suite grows)."""
+
+    def __init__(self) -> None:
+        self.times: list[tuple[str, float]] = []
+        self._title, self._start = "", 0.0
+
+    def start(self, title: str) -> None:
+        self._close()
+        print(f"\n==== {title}", flush=True)
+        self._title, self._start = title, time.monotonic()
+
+    def _close(self) -> None:
+        if self._title:
+            self.times.append((self._title, time.monotonic() - self._start))
+            self._title = ""
+
+    def summary(self) -> str:
+        self._close()
+        lines = ["==== stage times"]
+        lines += [f"  {int(t) // 60:3d} m {int(t) % 60:02d} s  {title.split(':')[0][:90]}"
+                  for title, t in self.times]
+        total = sum(t for _, t in self.times)
+        lines.append(f"  {int(total) // 60:3d} m {int(total) % 60:02d} s  in all")
+        return "\n".join(lines)
 
 
 def run_all_checks() -> int:
-    """The full suite: pytest, the ipywidgets 7.7 environment, the Binder build."""
+    """The full suite: pytest, the ipywidgets 7.7 environment, the Binder build, the benchmark;
+    each stage's time printed at the end, passed or not."""
+    stages = Stages()
+    try:
+        return _run_stages(stages.start)
+    finally:
+        print("\n" + stages.summary(), flush=True)
+
+
+def _run_stages(_stage) -> int:
     _stage("1/4 pytest: unit tests, every notebook, wrong answers, nbgrader pipeline, browser")
     # The website's tests run in stage 3, once this stage has stored the executed notebooks.
     args = [_bin("python"), "-m", "pytest", "-q", "-n", "auto", "--dist", "loadfile",
@@ -304,8 +347,77 @@ def run_all_checks() -> int:
     print(bench.stdout + bench.stderr, flush=True)
     if bench.returncode != 0:
         return 1
-    _stage(f"All checks passed. Artifacts (screenshots, Binder report, benchmark): {ARTIFACTS}/")
+    print(f"\n==== All checks passed. Artifacts (screenshots, Binder report, benchmark): "
+          f"{ARTIFACTS}/", flush=True)
     return 0
+
+
+NOTEBOOK_OF = re.compile(r"(?:solutions|notebooks)/(\d\d-[^/]+)/|tests/wrong_answers/a(\d\d)_")
+NOTEBOOK_TESTS = ["tests/test_notebooks.py", "tests/test_wrong_answers.py", "tests/test_release.py"]
+
+
+def changed_files() -> list[str]:
+    """What `git status` shows changed or new (paths relative to the repository)."""
+    out = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=ROOT,
+                         capture_output=True, text=True)
+    if out.returncode != 0:
+        raise SystemExit("--quick reads the change from git: run it in a clone, or name the "
+                         "files (`python3 tio.py test --quick solutions/03-.../03-....ipynb`).")
+    return [line[3:].split(" -> ")[-1].strip('"') for line in out.stdout.splitlines()]
+
+
+def quick_runs(changed: list[str]) -> list[list[str]]:
+    """pytest argument lists for a change: per changed notebook, its run, release and wrong-
+    answer tests (selected by its name); per changed module, the test files that name it
+    (``autograder.flood`` or ``autograder/flood.py``; a test file named after it)."""
+    names, modules, tests = set(), set(), set()
+    folders = {p.name[:2]: p.name for p in (ROOT / "solutions").iterdir() if p.is_dir()}
+    for path in changed:
+        m = NOTEBOOK_OF.match(path)
+        if m:
+            names.add(m.group(1) or folders.get(m.group(2), ""))
+        elif path.startswith("tests/test_") and path.endswith(".py"):
+            tests.add(path)
+        elif path.startswith(("autograder/", "tensorcourse/")) and path.endswith(".py"):
+            modules.add(path[:-3].removesuffix("/__init__"))
+    for test in sorted((ROOT / "tests").glob("test_*.py")):
+        text = test.read_text(encoding="utf-8")
+        for module in modules:
+            dotted, stem = module.replace("/", "."), module.split("/")[-1]
+            package = dotted.rsplit(".", 1)[0]  # a subpackage's tests import the package
+            if (dotted in text or f"{module}.py" in text or test.stem.endswith(f"_{stem}")
+                    or (package.count(".") and package in text)):
+                tests.add(f"tests/{test.name}")
+    runs = []
+    if names - {""}:
+        runs.append([*NOTEBOOK_TESTS, "-k", " or ".join(sorted(names - {""}))])
+    if tests:
+        runs.append(sorted(tests))
+    return runs
+
+
+def quick(files: list[str]) -> int:
+    """``test --quick``: ruff, the drift check, then the tests the change touches."""
+    changed = files or changed_files()
+    runs = quick_runs(changed)
+    python = _bin("python")
+    checks = [("ruff", [python, "-m", "ruff", "check", "."]),
+              ("drift: notebooks/ from solutions/", [python, "-m", "autograder", "generate",
+                                                     "--check"])]
+    checks += [(f"pytest {' '.join(run)}", [python, "-m", "pytest", "-q", "-n", "auto", "--dist",
+                                            "loadfile", "-m", "not site", *run]) for run in runs]
+    if not runs:
+        print(f"--quick: no notebook, module or test among {len(changed)} changed file(s); "
+              "ruff and the drift check only (name files to choose tests).", flush=True)
+    stages, failed = Stages(), 0
+    for title, args in checks:
+        stages.start(title)
+        print("+ " + " ".join(args), flush=True)
+        failed |= subprocess.run(args, cwd=ROOT, env=_with_path(VENV)).returncode != 0
+    print("\n" + stages.summary(), flush=True)
+    print("quick checks " + ("FAILED" if failed else "passed") + " (CI runs the full suite: "
+          "`python3 tio.py test`).", flush=True)
+    return 1 if failed else 0
 
 
 def _gpu_check(rest: list[str]) -> int:
@@ -400,6 +512,8 @@ def main(argv: list[str]) -> int:
               "can create virtual environments (Debian/Ubuntu: apt install python3-venv).",
               file=sys.stderr)
         return 1
+    if command == "test" and rest[:1] == ["--quick"]:
+        return quick(rest[1:])
     if command == "test" and not rest:
         try:
             return run_all_checks()

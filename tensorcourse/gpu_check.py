@@ -225,7 +225,7 @@ def run_notebook(path: Path, *, timeout: int, workdir: Path) -> NotebookResult:
     import nbformat
     from nbclient.exceptions import CellTimeoutError, DeadKernelError
 
-    from autograder.headless import HeadlessClient  # the bundle ships this one module
+    from .headless import HeadlessClient
 
     nb = nbformat.read(path, as_version=4)
     harvest = workdir / f"{path.stem}.timings.json"
@@ -431,10 +431,6 @@ def build_bundle(dest: Path, *, python_version: str, platforms: list[str]) -> di
             (wheels / name).unlink()
     shutil.copytree(REPO / "tensorcourse", dest / "tensorcourse",
                     ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-    # The notebook runner's fix for lost socket wake-ups, without the rest of the grader.
-    (dest / "autograder").mkdir()
-    (dest / "autograder" / "__init__.py").write_text('"""Only autograder.headless, for the GPU check."""\n')
-    shutil.copy2(REPO / "autograder" / "headless.py", dest / "autograder" / "headless.py")
     for nb in sorted((REPO / "solutions").glob("*/*.ipynb")):
         if nb.stem == nb.parent.name:
             (dest / "solutions" / nb.parent.name).mkdir(parents=True, exist_ok=True)

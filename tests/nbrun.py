@@ -8,7 +8,7 @@ from pathlib import Path
 
 import nbformat
 
-from autograder.headless import HeadlessClient
+from tensorcourse.headless import HeadlessClient
 
 
 @dataclass

@@ -396,3 +396,30 @@ def test_the_check_reveals_nothing_before_the_learner_commits(capsys):
         assert "Commit to every answer first" in out and "float32" not in out
     assert tc.check.reveal({"a": 1, "b": 3}, truth, name="p") is None
     assert "1 of 2 right" in capsys.readouterr().out
+
+
+def test_quick_runs_the_tests_a_change_touches():
+    """`tio.py test --quick` (#32's inner loop): a changed notebook selects its own run,
+    release and wrong-answer tests; a changed module, the test files that name it."""
+    tio = _tio()
+    runs = tio.quick_runs(["solutions/03-indexing-and-views/03-indexing-and-views.ipynb",
+                           "tests/wrong_answers/a05_memory_and_performance.py",
+                           "autograder/flood.py", "tensorcourse/variants/spec.py", "README.md"])
+    assert runs[0] == [*tio.NOTEBOOK_TESTS, "-k",
+                       "03-indexing-and-views or 05-memory-and-performance"]
+    assert {"tests/test_flood.py", "tests/test_grading_sandbox.py",
+            "tests/test_variants.py"} <= set(runs[1])
+    assert "tests/test_notebooks.py" not in runs[1]
+    assert tio.quick_runs(["README.md"]) == []
+
+
+def test_the_suite_prints_each_stages_time(monkeypatch):
+    tio = _tio()
+    clock = iter([0.0, 61.0, 61.0, 1000.0])
+    monkeypatch.setattr(tio.time, "monotonic", lambda: next(clock))
+    stages = tio.Stages()
+    stages.start("1/4 pytest: everything")
+    stages.start("2/4 ipywidgets 7.7")
+    assert stages.summary().splitlines() == [
+        "==== stage times", "    1 m 01 s  1/4 pytest", "   15 m 39 s  2/4 ipywidgets 7.7",
+        "   16 m 40 s  in all"]

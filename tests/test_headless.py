@@ -1,6 +1,6 @@
 """Headless runs (tests, grading, site, GPU check) cannot stall a cell until its timeout.
 
-The cause (autograder/headless.py) is reproduced deterministically at three levels, each
+The cause (tensorcourse/headless.py) is reproduced deterministically at three levels, each
 time against the fix:
 
 1. sockets: a reply that arrives while the client is busy, then a send through
@@ -35,15 +35,15 @@ from nbclient.exceptions import CellTimeoutError
 from nbformat.v4 import new_code_cell, new_notebook
 
 from autograder.execute import SurvivingExecute
-from autograder.headless import (
+from coursefiles import solution_path
+from nbrun import run_notebook
+from tensorcourse.headless import (
     SLICE_S,
     HeadlessClient,
     NoLostWakeups,
     rearm_after_send,
     slice_waits,
 )
-from coursefiles import solution_path
-from nbrun import run_notebook
 
 # --- 1. the sockets ---------------------------------------------------------------------
 

@@ -56,8 +56,8 @@ LAUNCH_PLACEHOLDER = "TIO-LAUNCH-URL"
 sys.path.insert(0, str(REPO))
 from autograder.course import assignments, publication  # noqa: E402
 from autograder.generate import badges_markdown, binder_url, colab_url, is_launch_cell  # noqa: E402
-from autograder.headless import HeadlessClient  # noqa: E402
 from autograder.verified import verified_markdown  # noqa: E402
+from tensorcourse.headless import HeadlessClient  # noqa: E402
 
 
 def _digest(*parts: bytes) -> str:
