@@ -30,6 +30,7 @@ COMMANDS = {
     "adjust": "change a graded score by hand, with a reason (kept by every regrade)",
     "due": "set an assignment's due date (late work: see the grading folder's nbgrader_config.py)",
     "extend": "give a student more time on an assignment",
+    "variants": "freeze who gets which variant of an assignment's predict exercises, or show one",
 }
 
 
@@ -102,6 +103,18 @@ def _subparser(command: str) -> argparse.ArgumentParser:
         sp.add_argument("assignment", help="the assignment")
         sp.add_argument("--hours", type=float, required=True, help="extra time (0 removes it)")
         workdir_arg()
+    elif command == "variants":
+        sp.add_argument("assignment", help="the assignment")
+        sp.add_argument("--roster", type=Path, default=None, metavar="FILE",
+                        help="CSV with a `student` column: freeze a variant for each (students "
+                        "already in the manifest keep theirs)")
+        sp.add_argument("--secret-file", type=Path, default=None, metavar="FILE",
+                        help="the course secret (kept out of the repository): with it nobody "
+                        "can tell in advance who gets which variant")
+        sp.add_argument("--show", default=None, metavar="STUDENT",
+                        help="print this student's variants and torch's answers")
+        sp.add_argument("--manifest", type=Path, default=None,
+                        help="the manifest (default: variants/<assignment>.json in the repo)")
     elif command == "report":
         sp.add_argument("assignments", nargs="*", help="assignment names (default: all graded)")
         sp.add_argument("--output", type=Path, default=None,
@@ -192,6 +205,9 @@ def _run(args: argparse.Namespace) -> int:
     if args.command in ("adjust", "due", "extend"):
         return _term(args)
 
+    if args.command == "variants":
+        return _variants(args)
+
     if args.command == "export":
         from .grading import export
 
@@ -211,6 +227,23 @@ def _run(args: argparse.Namespace) -> int:
                 print(f"  ... and {len(flagged) - 50} more")
         return 0
     raise AssertionError(args.command)
+
+
+def _variants(args: argparse.Namespace) -> int:
+    from . import variants
+
+    (assignment,) = resolve_assignments([args.assignment])
+    if args.show:
+        print("\n".join(safe(line) for line in variants.show_command(assignment, args.show,
+                                                                      args.manifest)))
+        return 0
+    if not args.roster or not args.secret_file:
+        raise CourseError("variants: give --roster and --secret-file to freeze, or --show "
+                          "STUDENT to show one student's variants.")
+    path = variants.freeze_command(assignment, args.roster, args.secret_file, args.manifest)
+    print(f"wrote {path}: commit it with the release, and put a copy named variants.json next "
+          "to each released notebook (on a JupyterHub each learner then sees their own variant).")
+    return 0
 
 
 def _term(args: argparse.Namespace) -> int:
@@ -248,7 +281,7 @@ def _term(args: argparse.Namespace) -> int:
 
 
 def _grade(args: argparse.Namespace) -> int:
-    from . import cgroup
+    from . import cgroup, flood
     from .grading import default_jobs, grade, notes_seen
     from .sandbox import container_hint, unavailable
     from .scratch import UnsafeTempDir, kernel_parent
@@ -281,8 +314,10 @@ def _grade(args: argparse.Namespace) -> int:
     cgroup.sweep_abandoned(bound)
     print(bound.describe(limits.memory_bytes, limits.processes))
     if not args.scheduler:
-        # N sandboxes may each fill their budget: never promise more than the machine has.
-        fit, why = cgroup.jobs_that_fit(jobs, limits.memory_bytes, cgroup.available_memory())
+        # N sandboxes may each fill their budget, and each notebook's output may make the grader
+        # hold up to flood.GRADER_HELD_BYTES: never promise more than the machine has.
+        fit, why = cgroup.jobs_that_fit(jobs, limits.memory_bytes, cgroup.available_memory(),
+                                        flood.GRADER_HELD_BYTES)
         if fit < 1:
             raise CourseError(f"{why}.")
         if why:

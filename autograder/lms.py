@@ -66,6 +66,14 @@ def read_roster(path: Path) -> list[Person]:
     if not path.is_file():
         raise CourseError(f"No roster at {path}: pass --roster a CSV with a header row "
                           f"{','.join(ROSTER_COLUMNS)} (only `student` is required).")
+    try:
+        return _people(path)
+    except UnicodeDecodeError:
+        raise CourseError(f"{path} is not UTF-8 text: save the roster as UTF-8 CSV (Excel: "
+                          "\"CSV UTF-8\").") from None
+
+
+def _people(path: Path) -> list[Person]:
     with path.open(newline="", encoding="utf-8-sig") as fh:
         reader = csv.DictReader(fh)
         header = [h.strip() for h in (reader.fieldnames or [])]

@@ -1,0 +1,21 @@
+"""Per-student variants of predict exercises (a copied answer earns about chance).
+
+* :mod:`.spec`: what a variant is; a pool drawn with torch as the oracle (balanced answers,
+  far from the published variant 0, distinct answer vectors).
+* :mod:`.manifest`: who has which variant, frozen at release from the roster and a course
+  secret; read back from the manifest and a student id alone.
+* :mod:`.indexing`: notebook 03's specs (Exercises 2 and 5).
+
+:data:`SPECS` lists every spec by exercise id.
+"""
+
+from __future__ import annotations
+
+from .indexing import OUTCOMES, SHARING
+from .manifest import FILE_NAME, freeze, load, mine, params_for
+from .spec import Params, PredictSpec, VariantError
+
+SPECS: dict[str, PredictSpec] = {spec.exercise: spec for spec in (SHARING, OUTCOMES)}
+
+__all__ = ["FILE_NAME", "SPECS", "Params", "PredictSpec", "VariantError", "freeze", "load",
+           "mine", "params_for"]

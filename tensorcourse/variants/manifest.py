@@ -1,0 +1,136 @@
+"""Who has which variant: the manifest an instructor freezes when an assignment is released.
+
+A manifest is one JSON file per assignment (commit it with the release)::
+
+    {"format": 1, "assignment": "03-indexing-and-views",
+     "exercises": {"03-indexing-and-views/ex2-sharing": {"variants": [{...}, ...]}},
+     "students": {"alice": {"03-indexing-and-views/ex2-sharing": 7}}}
+
+``variants[0]`` is always the exercise as published. Students get the other variants, in an
+order decided by an HMAC of (assignment, exercise, student) under the course's secret: nothing
+in a submitted notebook chooses a variant, and without the secret nobody can tell who will get
+what. :func:`freeze` only ever *adds*: a student already in the manifest keeps their variant
+and its frozen parameters, whatever later happens to the spec. Everything a variant is can be
+read back from the manifest and the student id alone (:func:`params_for`); the answers are
+torch's (:attr:`PredictSpec.oracle`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from .spec import Params, PredictSpec, VariantError
+
+FORMAT = 1
+FILE_NAME = "variants.json"   # next to the released notebook
+MIN_SECRET_BYTES = 16
+
+
+def rank(secret: bytes, assignment: str, exercise: str, student: str) -> str:
+    """The student's place in the queue for an exercise's variants (HMAC-SHA256, hex)."""
+    message = "\0".join((assignment, exercise, student)).encode()
+    return hmac.new(secret, message, hashlib.sha256).hexdigest()
+
+
+def freeze(specs: Iterable[PredictSpec], assignment: str, students: Iterable[str],
+           secret: bytes, earlier: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The manifest giving every student in ``students`` a variant of each spec, keeping
+    ``earlier`` (a manifest frozen before) as it is: new students get unused variants."""
+    if len(secret) < MIN_SECRET_BYTES:
+        raise VariantError(f"the course secret has {len(secret)} bytes; use at least "
+                           f"{MIN_SECRET_BYTES} (e.g. `python3 -c \"import secrets; "
+                           "print(secrets.token_hex(32))\"` into a file kept out of the repo)")
+    roster = sorted({s.strip() for s in students if s.strip()})
+    if not roster:
+        raise VariantError("no student ids given: list one per line in the roster")
+    old = dict(earlier or {})
+    if old and old.get("assignment") != assignment:
+        raise VariantError(f"the earlier manifest is for {old.get('assignment')!r}, not "
+                           f"{assignment!r}: give the manifest of this assignment")
+    exercises = {k: {"variants": list(v["variants"])} for k, v in old.get("exercises", {}).items()}
+    given = {s: dict(v) for s, v in old.get("students", {}).items()}
+    for spec in specs:
+        entry = exercises.setdefault(spec.exercise, {"variants": []})
+        had = {s: v[spec.exercise] for s, v in given.items() if spec.exercise in v}
+        new = sorted((s for s in roster if s not in had),
+                     key=lambda s: rank(secret, assignment, spec.exercise, s))
+        used = set(had.values())
+        size = 1 + len(used) + len(new)
+        entry["variants"] = spec.pool(max(size, len(entry["variants"])), secret.hex(),
+                                      start=entry["variants"])
+        free = (i for i in range(1, len(entry["variants"])) if i not in used)
+        for student, index in zip(new, free):
+            given.setdefault(student, {})[spec.exercise] = index
+    return {"format": FORMAT, "assignment": assignment, "exercises": exercises,
+            "students": dict(sorted(given.items()))}
+
+
+def load(path: Path) -> dict[str, Any]:
+    """A manifest read and checked; :class:`VariantError` says what is wrong with it."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as err:
+        raise VariantError(f"cannot read the variants manifest {path} ({err}); freeze it again "
+                           "with `python -m autograder variants ASSIGNMENT --roster ROSTER "
+                           "--secret-file SECRET`") from None
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise VariantError(f"{path} is not a variants manifest of format {FORMAT}")
+    problem = _shape_problem(data)
+    if problem:
+        raise VariantError(f"{path}: {problem}; it was edited by hand: freeze it again from "
+                           "the committed copy")
+    return data
+
+
+def _shape_problem(data: dict[str, Any]) -> str:
+    """What is wrong with a manifest's structure ("" when nothing)."""
+    exercises, students = data.get("exercises"), data.get("students")
+    if not isinstance(data.get("assignment"), str):
+        return "no assignment name"
+    if not isinstance(exercises, dict) or not isinstance(students, dict):
+        return "`exercises` and `students` must be objects"
+    for exercise, entry in exercises.items():
+        variants = entry.get("variants") if isinstance(entry, dict) else None
+        if not isinstance(variants, list) or not variants:
+            return f"{exercise} has no list of variants"
+        for number, params in enumerate(variants):
+            if not (isinstance(params, dict) and isinstance(params.get("expressions"), list)
+                    and all(isinstance(e, str) for e in params["expressions"])
+                    and isinstance(params.get("shape"), list)
+                    and all(type(n) is int and n > 0 for n in params["shape"])):
+                return f"variant {number} of {exercise} is not a shape and a list of expressions"
+    for student, picks in students.items():
+        if not isinstance(picks, dict):
+            return f"{student}'s entry is not an object"
+        for exercise, index in picks.items():
+            variants = exercises.get(exercise, {}).get("variants", [])
+            if type(index) is not int or not 0 <= index < len(variants):
+                return f"{student}'s variant of {exercise} ({index!r}) is not in the manifest"
+    return ""
+
+
+def params_for(manifest: Mapping[str, Any], exercise: str, student: str | None) -> tuple[int, Params]:
+    """(variant number, parameters) of ``student``'s variant; variant 0 for no student, or one
+    the manifest does not list (self-study, the website, the instructor's own runs)."""
+    variants = manifest.get("exercises", {}).get(exercise, {}).get("variants", [])
+    if not variants:
+        raise VariantError(f"the manifest has no variants of {exercise}; freeze it again")
+    index = manifest.get("students", {}).get(student or "", {}).get(exercise, 0)
+    return index, variants[index]
+
+
+def mine(spec: PredictSpec, folder: Path | None = None) -> tuple[int, Params]:
+    """In a learner's kernel: (variant number, parameters) for this learner. On a JupyterHub
+    the learner is ``JUPYTERHUB_USER``; the manifest is :data:`FILE_NAME` in the notebook's
+    folder. Without either, variant 0 (the exercise as published)."""
+    path = Path(folder or Path.cwd()) / FILE_NAME
+    user = os.environ.get("JUPYTERHUB_USER")
+    if not user or not path.is_file():
+        return 0, spec.variant0
+    return params_for(load(path), spec.exercise, user)

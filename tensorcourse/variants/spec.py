@@ -1,0 +1,135 @@
+"""What a variant of a *predict* exercise is, and how a pool of them is drawn.
+
+A predict exercise asks for one answer per expression ("shares storage with ``x``?", "view,
+copy or error?"). Variant 0 is the exercise as the notebook's prose, the solutions and the
+website show it. Any other variant keeps its *kinds* (the same kinds of indexing, the same
+number of each: equal difficulty) in another order, each filled in with fresh numbers, on a
+base tensor of another shape. A random shape alone is not a new question when the answers do
+not change, so a candidate is kept only when torch (the oracle: the expected answers are
+computed, never written down) gives it
+
+* the same number of each answer as variant 0 (balanced: as many "copy" as "view" as before),
+* an answer vector that differs from variant 0's in at least ``min_from_0`` entries (the public
+  solution is worth at most about chance on it),
+* an answer vector no other variant in the pool has, while the spec has such vectors left
+  (classmates' answers differ pairwise; in a larger class, variants repeat an answer vector,
+  never an expression list).
+
+Drawing is deterministic from a seed: a pool is reproducible, and frozen in a manifest
+(:mod:`tensorcourse.variants.manifest`) when an assignment is released, so that a later change
+to a spec never reshuffles what students already have.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+Params = dict[str, Any]              # one variant: {"shape": [r, c], "expressions": [...]} (JSON)
+Maker = Callable[[random.Random, tuple[int, ...]], str]   # one expression of a kind, for a shape
+MISSES = 2000  # rejections in a row after which no more distinct answer vectors are sought
+
+
+class VariantError(ValueError):
+    """A spec, a pool or a manifest that cannot give what was asked; the text says what to do."""
+
+
+@dataclass(frozen=True)
+class PredictSpec:
+    """One predict exercise's variants.
+
+    ``kinds0``: the kind of each of variant 0's expressions, in order. ``makers``: for each
+    kind, the ways to write an expression of that kind for a base of a given shape. ``oracle``:
+    the expected answer of each expression of a variant, computed with torch.
+    """
+
+    exercise: str                                  # "03-indexing-and-views/ex2-sharing"
+    variant0: Params
+    kinds0: tuple[str, ...]
+    makers: dict[str, tuple[Maker, ...]]
+    shapes: tuple[tuple[int, ...], ...]
+    oracle: Callable[[Params], list[Any]]
+    min_from_0: int
+    tries: int = 20_000                            # candidates drawn before a pool is called full
+    answers0: list[Any] = field(init=False, default_factory=list)
+
+    def __post_init__(self) -> None:
+        if len(self.kinds0) != len(self.variant0["expressions"]):
+            raise VariantError(f"{self.exercise}: kinds0 names {len(self.kinds0)} kinds for "
+                               f"{len(self.variant0['expressions'])} expressions; give one each")
+        missing = sorted(set(self.kinds0) - set(self.makers))
+        if missing:
+            raise VariantError(f"{self.exercise}: no maker for kind(s) {missing}; add them to makers")
+        object.__setattr__(self, "answers0", self.oracle(self.variant0))
+
+    def draw(self, rng: random.Random) -> Params:
+        """One candidate (not yet checked): variant 0's kinds shuffled, each written afresh."""
+        shape = rng.choice(self.shapes)
+        kinds = list(self.kinds0)
+        rng.shuffle(kinds)
+        expressions: list[str] = []
+        for kind in kinds:
+            for _ in range(50):  # the same expression twice would be one question asked twice
+                expr = rng.choice(self.makers[kind])(rng, shape)
+                if expr not in expressions:
+                    break
+            expressions.append(expr)
+        return {"shape": list(shape), "expressions": expressions}
+
+    def accepts(self, params: Params, taken: set[tuple[Any, ...]]) -> list[Any] | None:
+        """The candidate's answers when it keeps this spec's promises, else None."""
+        if len(set(params["expressions"])) != len(params["expressions"]):
+            return None
+        answers = self.oracle(params)
+        if Counter(map(repr, answers)) != Counter(map(repr, self.answers0)):
+            return None
+        if sum(a != b for a, b in zip(answers, self.answers0)) < self.min_from_0:
+            return None
+        if tuple(answers) in taken:
+            return None
+        return answers
+
+    def pool(self, size: int, seed: int | str, start: Sequence[Params] = ()) -> list[Params]:
+        """``start`` (variant 0 first when empty) grown to ``size`` variants, drawn from
+        ``seed``. Answer vectors are distinct while the spec has such vectors left (a few
+        hundred for ten True/False answers); past that, variants repeat an answer vector but
+        never an expression list. Raises :class:`VariantError` when not even that is found."""
+        variants = list(start) or [self.variant0]
+        taken = {tuple(self.oracle(v)) for v in variants}
+        written = {tuple(v["expressions"]) for v in variants}
+        rng = random.Random(f"{self.exercise}|{seed}|{len(variants)}")
+        misses = 0
+        for _ in range(self.tries):
+            if len(variants) >= size:
+                return variants
+            candidate = self.draw(rng)
+            if tuple(candidate["expressions"]) in written:
+                continue
+            # Distinct answers until they run out (MISSES rejections in a row), then repeats.
+            answers = self.accepts(candidate, taken if misses < MISSES else set())
+            if answers is None:
+                misses += 1
+                continue
+            misses = 0 if tuple(answers) not in taken else misses
+            variants.append(candidate)
+            taken.add(tuple(answers))
+            written.add(tuple(candidate["expressions"]))
+        raise VariantError(
+            f"{self.exercise}: only {len(variants)} variants were found in {self.tries} draws, "
+            f"{size} asked: add kinds of expression, or makers, to the spec")
+
+    def copied_score(self, source: Params, target: Params) -> float:
+        """The share of ``target``'s answers that ``source``'s answers, copied in order, get
+        right: what a student earns with a classmate's answers."""
+        mine, theirs = self.oracle(target), self.oracle(source)
+        return sum(a == b for a, b in zip(mine, theirs)) / len(mine)
+
+    def chance(self) -> float:
+        """What guessing earns on average, guessing each answer as often as it is right in
+        variant 0 (every variant has the same counts): the sum of the squared shares."""
+        counts = Counter(map(repr, self.answers0))
+        n = len(self.answers0)
+        return sum((c / n) ** 2 for c in counts.values())

@@ -1,0 +1,226 @@
+"""Per-student variants of predict exercises (tensorcourse.variants, `autograder variants`).
+
+Each spec is fuzzed over many draws: every variant keeps the spec's promises (same kinds, same
+answer counts, far from the published variant 0, distinct answers), torch's answers agree with
+what each kind of expression must give, and a class of 30 shows what a copied answer is worth.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import json
+import random
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from coursefiles import read, solution_path
+from tensorcourse.variants import FILE_NAME, SPECS, VariantError, freeze, load, mine, params_for
+from tensorcourse.variants.indexing import OUTCOMES, SHARING
+
+REPO = Path(__file__).resolve().parent.parent
+SECRET = b"a course secret of 32 bytes....."
+CLASS = [f"s{i:02d}" for i in range(30)]
+
+
+@pytest.mark.parametrize("spec, listed, predicted", [
+    (SHARING, "SHARING_EXPRESSIONS", "predicted_sharing"),
+    (OUTCOMES, "SHAPE_EXPRESSIONS", "predicted_outcomes")])
+def test_variant_0_is_the_exercise_as_the_notebook_publishes_it(spec, listed, predicted):
+    """The spec repeats notebook 03's expressions and x: if the notebook changes and the spec
+    does not, variant 0 is no longer what self-study shows. torch's answers for it are the
+    solution's."""
+    nb = read(solution_path("03-indexing-and-views"))
+    ns: dict = {}
+    for cell in nb.cells:
+        if cell.cell_type == "code" and (cell.source.startswith(f"{listed} =")
+                                         or f"### BEGIN SOLUTION\n{predicted} =" in cell.source):
+            exec(cell.source.split("### BEGIN SOLUTION")[-1].split("### END SOLUTION")[0], ns)  # noqa: S102
+    assert ns[listed] == spec.variant0["expressions"]
+    assert [ns[predicted][e] for e in ns[listed]] == spec.answers0
+    assert "x = torch.arange(24).reshape(4, 6)" in "".join(c.source for c in nb.cells)
+    assert spec.variant0["shape"] == [4, 6]
+
+
+def _class_of_30(spec):
+    manifest = freeze([spec], spec.exercise.split("/")[0], CLASS, SECRET)
+    return [params_for(manifest, spec.exercise, s)[1] for s in CLASS]
+
+
+@pytest.mark.parametrize("spec", SPECS.values(), ids=list(SPECS))
+@pytest.mark.parametrize("seed", range(5))
+def test_every_variant_keeps_the_specs_promises(spec, seed):
+    pool = spec.pool(40, seed)
+    assert pool[0] == spec.variant0
+    vectors = [tuple(spec.oracle(v)) for v in pool]
+    assert len(set(vectors)) == len(pool), "two variants with the same answers"
+    for params, answers in zip(pool[1:], vectors[1:]):
+        assert len(set(params["expressions"])) == len(params["expressions"]), params
+        assert Counter(answers) == Counter(spec.answers0), (params, answers)
+        assert sum(a != b for a, b in zip(answers, spec.answers0)) >= spec.min_from_0, params
+
+
+def _kinds(spec, params):
+    """The kind of each expression: the one kind whose makers write it for this shape."""
+    shape, rng = tuple(params["shape"]), random.Random(0)
+    written: dict[str, set[str]] = {}
+    for kind, makers in spec.makers.items():
+        for maker in makers:
+            for _ in range(300):
+                written.setdefault(maker(rng, shape), set()).add(kind)
+    kinds = []
+    for expr in params["expressions"]:
+        assert len(written.get(expr, ())) == 1, (expr, written.get(expr))
+        kinds.append(next(iter(written[expr])))
+    return kinds
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_each_kind_of_indexing_gives_the_same_answer_in_every_variant(seed):
+    """Exercise 2's kinds decide sharing (a slice is a view, a list index a copy): a maker
+    that wrote the wrong kind of expression would ask another question than variant 0's. And
+    every variant asks each kind as often as variant 0 (equal difficulty)."""
+    truth = dict(zip(SHARING.kinds0, SHARING.answers0))
+    rng = random.Random(seed)
+    for _ in range(100):
+        candidate = SHARING.draw(rng)
+        kinds = _kinds(SHARING, candidate)
+        assert Counter(kinds) == Counter(SHARING.kinds0), kinds
+        assert SHARING.oracle(candidate) == [truth[k] for k in kinds], candidate
+
+
+@pytest.mark.parametrize("spec", SPECS.values(), ids=list(SPECS))
+def test_a_copied_answer_vector_earns_about_chance(spec):
+    """The figures stated in tensorcourse/variants: in a class of 30, a classmate's answers
+    copied in order earn on average at most chance + 0.05 (Ex2: 0.50, Ex5: 0.36); the published
+    solution earns at most 1 - min_from_0/10 on every variant. (Copied by key they earn 0: the
+    expressions differ, and the cell asks for exactly the listed ones.)"""
+    variants = _class_of_30(spec)
+    scores = [spec.copied_score(a, b) for a, b in itertools.permutations(variants, 2)]
+    assert sum(scores) / len(scores) <= spec.chance() + 0.05, sum(scores) / len(scores)
+    n = len(spec.answers0)
+    assert max(spec.copied_score(spec.variant0, v) for v in variants) <= 1 - spec.min_from_0 / n
+    assert all(spec.copied_score(v, v) == 1.0 for v in variants)   # the right answers: full marks
+    assert len({tuple(spec.oracle(v)) for v in variants}) == 30     # pairwise different answers
+
+
+def test_a_class_larger_than_the_distinct_answer_vectors_still_gets_distinct_variants():
+    """Ten balanced True/False answers at least 4 away from variant 0: 226 vectors. A class of
+    400 gets distinct answers as long as they last, then repeats answers, never expressions."""
+    pool = SHARING.pool(401, "big")
+    assert len({tuple(v["expressions"]) for v in pool}) == 401
+    vectors = [tuple(SHARING.oracle(v)) for v in pool]
+    assert len(set(vectors)) > 200
+    assert len(set(vectors[:150])) == 150       # the first ones, while distinct vectors remain
+
+
+def test_a_variant_is_read_back_from_the_manifest_and_the_id_alone(tmp_path):
+    manifest = freeze(SPECS.values(), "03-indexing-and-views", CLASS, SECRET)
+    path = tmp_path / "m.json"
+    path.write_text(json.dumps(manifest))
+    again = load(path)
+    for s in CLASS:
+        for exercise in SPECS:
+            assert params_for(again, exercise, s) == params_for(manifest, exercise, s)
+            assert params_for(again, exercise, s)[0] != 0   # nobody gets the published variant
+    # Nobody but an unknown id (self-study) gets variant 0.
+    assert params_for(again, SHARING.exercise, "not-in-class") == (0, SHARING.variant0)
+
+
+def test_freezing_again_never_changes_what_students_have():
+    first = freeze(SPECS.values(), "03-indexing-and-views", CLASS[:20], SECRET)
+    later = freeze(SPECS.values(), "03-indexing-and-views", CLASS, SECRET, earlier=first)
+    for s in CLASS[:20]:
+        for exercise in SPECS:
+            assert params_for(later, exercise, s) == params_for(first, exercise, s)
+    taken = [later["students"][s][SHARING.exercise] for s in CLASS]
+    assert len(set(taken)) == 30                     # the ten new students got unused variants
+    # The secret decides who gets what: another secret, another assignment of variants.
+    other = freeze(SPECS.values(), "03-indexing-and-views", CLASS, b"another secret, 32 bytes long..")
+    assert other["students"] != later["students"]
+
+
+def test_bad_input_says_what_to_do(tmp_path):
+    with pytest.raises(VariantError, match="at least 16"):
+        freeze(SPECS.values(), "03-indexing-and-views", CLASS, b"short")
+    with pytest.raises(VariantError, match="no student ids"):
+        freeze(SPECS.values(), "03-indexing-and-views", [" "], SECRET)
+    with pytest.raises(VariantError, match="add kinds of expression"):
+        dataclasses.replace(SHARING, tries=50).pool(1000, 0)
+    edited = freeze([SHARING], "03-indexing-and-views", CLASS[:2], SECRET)
+    edited["students"][CLASS[0]][SHARING.exercise] = 99
+    (tmp_path / "m.json").write_text(json.dumps(edited))
+    with pytest.raises(VariantError, match="edited by hand"):
+        load(tmp_path / "m.json")
+    (tmp_path / "bad.json").write_text("{")
+    with pytest.raises(VariantError, match="freeze it"):
+        load(tmp_path / "bad.json")
+
+
+def test_the_learner_sees_their_own_variant_on_a_hub(tmp_path, monkeypatch):
+    manifest = freeze(SPECS.values(), "03-indexing-and-views", CLASS, SECRET)
+    (tmp_path / FILE_NAME).write_text(json.dumps(manifest))
+    monkeypatch.delenv("JUPYTERHUB_USER", raising=False)
+    assert mine(OUTCOMES, tmp_path) == (0, OUTCOMES.variant0)      # self-study: as published
+    monkeypatch.setenv("JUPYTERHUB_USER", "s07")
+    assert mine(OUTCOMES, tmp_path) == params_for(manifest, OUTCOMES.exercise, "s07")
+    assert mine(OUTCOMES, tmp_path / "elsewhere") == (0, OUTCOMES.variant0)  # no manifest
+    monkeypatch.setenv("JUPYTERHUB_USER", "the-instructor")
+    assert mine(OUTCOMES, tmp_path) == (0, OUTCOMES.variant0)      # not in the class
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "autograder", "variants", *args], cwd=REPO,
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_the_instructors_command_freezes_and_shows(tmp_path):
+    roster, secret, manifest = tmp_path / "roster.csv", tmp_path / "secret", tmp_path / "v.json"
+    roster.write_text("student\n" + "\n".join(CLASS) + "\n")
+    secret.write_text(SECRET.decode() + "\n")
+    a = "03-indexing-and-views"
+    run = _cli(a, "--roster", str(roster), "--secret-file", str(secret), "--manifest", str(manifest))
+    assert run.returncode == 0, run.stderr
+    frozen = manifest.read_bytes()
+    shown = _cli(a, "--show", "s03", "--manifest", str(manifest))
+    assert shown.returncode == 0, shown.stderr
+    index, params = params_for(load(manifest), SHARING.exercise, "s03")
+    assert f"{SHARING.exercise}: variant {index}" in shown.stdout
+    assert all(e in shown.stdout for e in params["expressions"])
+    # Again with the same roster: the file does not change.
+    assert _cli(a, "--roster", str(roster), "--secret-file", str(secret), "--manifest",
+                str(manifest)).returncode == 0
+    assert manifest.read_bytes() == frozen
+    # Red team of the variants command: each of these printed a traceback.
+    broken = {"not-json.json": "{", "students-list.json": {"students": []},
+              "entry-int.json": {"students": {"s03": 1}},
+              "exercises-list.json": {"exercises": []},
+              "no-variants.json": {"exercises": {SHARING.exercise: {}}},
+              "no-expressions.json": {"exercises": {SHARING.exercise: {"variants": [{"shape": [4, 6]}]}}}}
+    good = json.loads(frozen)
+    cases = []
+    for name, change in broken.items():
+        path = tmp_path / name
+        path.write_text(change if isinstance(change, str) else json.dumps({**good, **change}))
+        cases += [((a, "--show", "s03", "--manifest", str(path)), "freeze it again"),
+                  ((a, "--roster", str(roster), "--secret-file", str(secret), "--manifest",
+                    str(path)), "freeze it again")]
+    (tmp_path / "latin1.csv").write_bytes("student\nJos\xe9\n".encode("latin-1"))
+    (tmp_path / "binary-secret").write_bytes(b"\xff" * 40)
+    (tmp_path / "other.json").write_text(json.dumps({**good, "assignment": "04-operations-and-autograd"}))
+    cases += [((a, "--roster", str(tmp_path / "latin1.csv"), "--secret-file", str(secret),
+                "--manifest", str(tmp_path / "new.json")), "not UTF-8"),
+              ((a, "--roster", str(roster), "--secret-file", str(tmp_path / "binary-secret"),
+                "--manifest", str(tmp_path / "new.json")), "is not text"),
+              ((a, "--show", "s03", "--manifest", str(tmp_path / "other.json")), "manifest of 04")]
+    for args, says in [*cases, ((a,), "give --roster and --secret-file"),
+                       ((a, "--show", "nobody", "--manifest", str(manifest)), "not in"),
+                       (("01-why-tensors", "--show", "s03"), "no exercise with variants"),
+                       ((a, "--roster", str(roster), "--secret-file", str(tmp_path / "none"),
+                         "--manifest", str(manifest)), "cannot read the course secret")]:
+        run = _cli(*args)
+        assert run.returncode == 2 and says in run.stderr, (args, run.stderr)
