@@ -369,7 +369,7 @@ def changed_files() -> list[str]:
 def quick_runs(changed: list[str]) -> list[list[str]]:
     """pytest argument lists for a change: per changed notebook, its run, release and wrong-
     answer tests (selected by its name); per changed module, the test files that name it
-    (``autograder.flood`` or ``autograder/flood.py``; a test file named after it)."""
+    (``autograder.sandbox.flood`` or ``autograder/sandbox/flood.py``; a test file named after it)."""
     names, modules, tests = set(), set(), set()
     folders = {p.name[:2]: p.name for p in (ROOT / "solutions").iterdir() if p.is_dir()}
     for path in changed:
@@ -384,9 +384,11 @@ def quick_runs(changed: list[str]) -> list[list[str]]:
         text = test.read_text(encoding="utf-8")
         for module in modules:
             dotted, stem = module.replace("/", "."), module.split("/")[-1]
-            package = dotted.rsplit(".", 1)[0]  # a subpackage's tests import the package
+            package = dotted.rsplit(".", 1)[0]  # `from autograder.sandbox import flood`
             if (dotted in text or f"{module}.py" in text or test.stem.endswith(f"_{stem}")
-                    or (package.count(".") and package in text)):
+                    or re.search(rf"from {re.escape(package)} import [^\n]*\b{stem}\b", text)
+                    or (module.startswith("tensorcourse/") and package.count(".")
+                        and package in text)):  # a variants test imports the package
                 tests.add(f"tests/{test.name}")
     runs = []
     if names - {""}:

@@ -1,21 +1,16 @@
 """The course's nbgrader pipeline: generate student notebooks, grade, feedback, export.
 
-Run ``python -m autograder --help``. See ``autograder/README.md`` for the workflow.
+Run ``python -m autograder --help``. ``autograder/README.md`` opens with the map of the rooms
+below and what each may import (``tests/test_layout.py`` holds both):
 
-Modules:
+* :mod:`autograder.sandbox`: what a learner's kernel may touch and send back.
+* :mod:`autograder.judge`: what a submission is, and how a verdict is decided.
+* :mod:`autograder.pipeline`: collect, grade each notebook, record (locally or on Dask).
+* :mod:`autograder.outputs`: feedback pages, the class report, CSV and LMS files.
+* :mod:`autograder.authoring`: the release: ``notebooks/`` from ``solutions/``, variants.
+* :mod:`autograder.deploy`: cluster recipes (Slurm, Kubernetes) that run the command line.
 
-* :mod:`autograder.course`: where things are (repository, assignments) and the
-  nbgrader configuration both sides share.
-* :mod:`autograder.generate`: ``solutions/`` -> ``notebooks/``.
-* :mod:`autograder.submissions`: read a folder (or zips) of submissions: bounded, no
-  symlinks, never written to, with clear problem lines.
-* :mod:`autograder.answers`: a submission is its answers; the notebook rebuilt from the release.
-* :mod:`autograder.screen`: static screen of answer code (what it may not use).
-* :mod:`autograder.integrity`: pass tokens and integrity cells; verdicts from the executed notebook.
-* :mod:`autograder.sandbox`: bubblewrap sandbox and resource limits for each kernel.
-* :mod:`autograder.execute`: an nbgrader ``Execute`` that survives a dying kernel.
-* :mod:`autograder.unit`: grade one notebook (what each worker runs).
-* :mod:`autograder.grading`: the class in parallel, the gradebook (one writer), feedback, export.
-* :mod:`autograder.feedback`: the HTML page a student sees (results, never test code).
-* :mod:`autograder.cli`: the command line.
+Beside them, imported by every room: :mod:`autograder.course` (where the course is, the
+nbgrader configuration) and :mod:`autograder.terminal` (submission text made safe to print);
+and the entry point :mod:`autograder.cli`, which alone imports every room.
 """

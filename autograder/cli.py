@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from .course import DEFAULT_CELL_TIMEOUT, DEFAULT_WORKDIR, CourseError, resolve_assignments
-from .sandbox import Limits
+from .sandbox.launch import Limits
 from .terminal import safe
 
 UNSANDBOXED_WARNING = ("WARNING: --no-sandbox: learners' code runs with your permissions, can read "
@@ -164,7 +164,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
 
 def _run(args: argparse.Namespace) -> int:
     if args.command == "generate":
-        from .generate import drift, generate
+        from .authoring.generate import drift, generate
 
         names = resolve_assignments(args.assignments)
         if args.check:
@@ -184,7 +184,8 @@ def _run(args: argparse.Namespace) -> int:
         return _grade(args)
 
     if args.command == "feedback":
-        from .grading import feedback, feedback_skipped
+        from .outputs.feedback import pages as feedback
+        from .outputs.feedback import skipped as feedback_skipped
 
         files = feedback(args.workdir.resolve(), resolve_assignments(args.assignments))
         for path in files:
@@ -195,7 +196,7 @@ def _run(args: argparse.Namespace) -> int:
         return 1 if feedback_skipped else 0
 
     if args.command == "report":
-        from .report import write
+        from .outputs.report import write
 
         pages = write(args.workdir.resolve(), args.output, args.roster,
                       resolve_assignments(args.assignments) if args.assignments else None)
@@ -209,7 +210,7 @@ def _run(args: argparse.Namespace) -> int:
         return _variants(args)
 
     if args.command == "export":
-        from .grading import export
+        from .outputs.export import export
 
         name = "grades.csv" if args.fmt == "csv" else f"grades-{args.fmt}.csv"
         output = args.output or args.workdir / name
@@ -230,7 +231,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _variants(args: argparse.Namespace) -> int:
-    from . import variants
+    from .authoring import variants
 
     (assignment,) = resolve_assignments([args.assignment])
     if args.show:
@@ -248,8 +249,8 @@ def _variants(args: argparse.Namespace) -> int:
 
 def _term(args: argparse.Namespace) -> int:
     """adjust, due and extend: they change the gradebook; penalties follow at once."""
-    from . import adjustments, term
     from .course import notebook_names
+    from .pipeline import adjustments, term
 
     workdir = args.workdir.resolve()
     if args.command == "adjust" and args.list:
@@ -281,10 +282,10 @@ def _term(args: argparse.Namespace) -> int:
 
 
 def _grade(args: argparse.Namespace) -> int:
-    from . import cgroup, flood
-    from .grading import default_jobs, grade, notes_seen
-    from .sandbox import container_hint, unavailable
-    from .scratch import UnsafeTempDir, kernel_parent
+    from .pipeline.grading import default_jobs, grade, notes_seen
+    from .sandbox import cgroup, flood
+    from .sandbox.launch import container_hint, unavailable
+    from .sandbox.scratch import UnsafeTempDir, kernel_parent
 
     if args.timeout < 1 or args.notebook_timeout < 1:
         raise CourseError("--timeout and --notebook-timeout must be at least 1 second.")
@@ -309,7 +310,7 @@ def _grade(args: argparse.Namespace) -> int:
                     memory_bytes=args.memory * 2**20,
                     cpu_seconds=max(Limits.cpu_seconds, 2 * args.notebook_timeout))
     # Here, before any worker starts: a v2 grader alone in a delegated group moves itself into
-    # a leaf, and its workers must start there (autograder.cgroup).
+    # a leaf, and its workers must start there (autograder.sandbox.cgroup).
     bound = cgroup.support()
     cgroup.sweep_abandoned(bound)
     print(bound.describe(limits.memory_bytes, limits.processes))

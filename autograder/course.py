@@ -146,7 +146,7 @@ def notebook_names(assignment: str) -> list[str]:
 def base_config(root: Path, *, release: Path, db: Path | None) -> Config:
     """nbgrader configuration for a course rooted at ``root`` with sources in ``solutions/``:
     what ``generate`` (release versions) and the gradebook need. Grading does not run
-    nbgrader's autograde: ``autograder.unit`` executes and scores each notebook itself."""
+    nbgrader's autograde: ``autograder.pipeline.unit`` executes and scores each notebook itself."""
     c = Config()
     c.CourseDirectory.root = str(root)
     c.CourseDirectory.source_directory = str(SOLUTIONS)

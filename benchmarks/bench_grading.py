@@ -40,8 +40,9 @@ import nbformat
 REPO = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(REPO), str(REPO / "tests")]
 
-from autograder.cluster import _sandbox_on_worker  # noqa: E402
-from autograder.grading import cell_scores, default_jobs  # noqa: E402
+from autograder.pipeline.cluster import _sandbox_on_worker  # noqa: E402
+from autograder.pipeline.gradebook import cell_scores  # noqa: E402
+from autograder.pipeline.grading import default_jobs  # noqa: E402
 from coursefiles import read, release_path, solution_answers, with_replacements  # noqa: E402
 from wrong_answers import wrong_answers  # noqa: E402
 

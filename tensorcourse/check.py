@@ -36,7 +36,7 @@ _allclose, _isclose, _equal = torch.allclose, torch.isclose, torch.equal
 
 # Set by the course's grader only (never by a learner's notebook): called as
 # ``_recorder(kind, actual, expected, options)`` on entry to each checker, so that the grader
-# can decide the same check again outside the learner's process (autograder/values.py).
+# can decide the same check again outside the learner's process (autograder/judge/values.py).
 _recorder: Callable[[str, Any, Any, dict], None] | None = None
 
 
@@ -371,7 +371,7 @@ class parts:  # noqa: N801 - used as `with tc.check.parts() as p:`, like a funct
     next part; leaving the outer block raises if any part failed ("2 of 7 parts wrong; the
     first: ..."), so the test still fails as a whole. The grader then awards the ``points=`` of
     each check that passed, decided outside the learner's process against the solution's run
-    (autograder/values.py), never more than the cell's points.
+    (autograder/judge/values.py), never more than the cell's points.
 
     The contract: parts are for independent questions, each worth the same. A function
     exercise stays all-or-nothing (a function right on 3 of 5 inputs is not 60% right), as does
@@ -487,7 +487,7 @@ def _codes_of(codes: Iterable[Any]) -> dict[int, Any]:
     """These code objects and every one nested in them (functions, lambdas, classes), by id:
     identity, never equality (a learner's compile() of the same source makes equal code
     objects, under any file name). Held in the dict, so the ids stay theirs. The grader's
-    test runner uses it too (autograder/integrity.py)."""
+    test runner uses it too (autograder/judge/integrity.py)."""
     found: dict[int, Any] = {}
     todo = list(codes)
     while todo:

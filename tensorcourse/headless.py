@@ -39,7 +39,7 @@ one run in several. (Reported upstream for widget cells as jupyter/nbclient#312.
   socket, so any other way of losing a wake-up costs at most one slice, not the timeout.
 
 Mixed in front of nbclient's ``NotebookClient`` (:class:`HeadlessClient`: the test runner,
-the website build, the GPU check) and of nbgrader's ``Execute`` (``autograder/execute.py``).
+the website build, the GPU check) and of nbgrader's ``Execute`` (``autograder/pipeline/execute.py``).
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-from autograder import unit
+from autograder.pipeline import unit
 
 # Dask may run a preload file more than once in a process: wrap the real function only.
 _grade = getattr(unit, "_tio_unwrapped", unit.grade_notebook)

@@ -72,11 +72,11 @@ def with_replacements(nb, replacements: dict[str, str]) -> nbformat.NotebookNode
 
 def outlived(tmp: Path) -> list[str]:
     """What grading left under its temp folder ``tmp``: everything but the (empty) private
-    parent of kernel folders, which stays (autograder.scratch.kernel_parent). (The Dask test
+    parent of kernel folders, which stays (autograder.sandbox.scratch.kernel_parent). (The Dask test
     looks only at ``tio-`` names: Dask keeps its own scratch space there.)"""
     import os
 
-    from autograder.scratch import PARENT
+    from autograder.sandbox.scratch import PARENT
 
     return sorted(str(p) for p in tmp.rglob("*") if p.name != f"{PARENT}{os.getuid()}")
 

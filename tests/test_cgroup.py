@@ -1,4 +1,4 @@
-"""One sandbox, one budget (autograder/cgroup.py): memory and tasks bound a sandbox as a whole.
+"""One sandbox, one budget (autograder/sandbox/cgroup.py): memory and tasks bound a sandbox as a whole.
 
 The attack: a cell starts several processes, each under ``--memory``, together over it (what a
 ``DataLoader(num_workers=4)`` did with 4.8 GB under ``--memory 4096``). With a cgroup, or the
@@ -16,11 +16,11 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder import cgroup
-from autograder.cgroup import GRADER_RESERVE, MIB, Support, jobs_that_fit
-from autograder.flood import GRADER_HELD_BYTES
-from autograder.sandbox import Limits, unavailable
-from autograder.unit import Job, _execute
+from autograder.pipeline.unit import Job, _execute
+from autograder.sandbox import cgroup
+from autograder.sandbox.cgroup import GRADER_RESERVE, MIB, Support, jobs_that_fit
+from autograder.sandbox.flood import GRADER_HELD_BYTES
+from autograder.sandbox.launch import Limits, unavailable
 from coursefiles import REPO, process_alive
 
 needs_sandbox = pytest.mark.skipif(unavailable() is not None, reason=f"no sandbox: {unavailable()}")
@@ -196,7 +196,7 @@ def test_jobs_never_promise_more_memory_than_the_machine_has():
     fit, why = jobs_that_fit(2, 6 * gib, 4 * gib)
     assert fit == 0 and "lower --memory" in why and f"{(4 * gib - GRADER_RESERVE) // MIB} MiB" in why
     assert jobs_that_fit(1, gib, gib + GRADER_RESERVE) == (1, "")
-    # What each notebook's output may make the grader hold counts per job (autograder/flood.py).
+    # What each notebook's output may make the grader hold counts per job (autograder/sandbox/flood.py).
     held = GRADER_HELD_BYTES
     assert jobs_that_fit(4, 2 * gib, 8 * gib + GRADER_RESERVE, held)[0] == 3
     fit, why = jobs_that_fit(1, gib, gib + GRADER_RESERVE, held)
@@ -206,7 +206,7 @@ def test_jobs_never_promise_more_memory_than_the_machine_has():
 
 def test_fallback_arithmetic_and_the_mode_is_said():
     # A hard split of 6 GiB over 256 tasks is 24 MiB a process: less than torch's import needs,
-    # which is why the fallback measures the total instead (autograder/cgroup.py).
+    # which is why the fallback measures the total instead (autograder/sandbox/cgroup.py).
     assert cgroup.fallback_hard_share(6144 * MIB, 256) == 24 * MIB
     assert cgroup.fallback_hard_share(512 * MIB, 0) == 512 * MIB
     line = Support("none", why="not root").describe(512 * MIB, 64)
@@ -220,7 +220,7 @@ def test_the_launcher_refuses_to_run_outside_its_group(tmp_path):
     import subprocess
     import sys
 
-    from autograder.sandbox import LIMITER
+    from autograder.sandbox.launch import LIMITER
 
     missing = tmp_path / "no-such-group" / "cgroup.procs"
     run = subprocess.run([sys.executable, "-I", "-S", str(LIMITER),
@@ -242,10 +242,10 @@ def test_a_normal_user_falls_back_where_roots_groups_are_closed_to_it():
     if not shutil.which("setpriv"):
         pytest.skip("no setpriv to run as an unprivileged user")
     readable = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
-                               "test", "-r", str(REPO / "autograder" / "cgroup.py")])
+                               "test", "-r", str(REPO / "autograder" / "sandbox" / "cgroup.py")])
     if readable.returncode != 0:
         pytest.skip("the unprivileged user cannot read this checkout (a private parent folder)")
-    probe = "from autograder import cgroup; s = cgroup.support(); print(s.mode); print(s.why)"
+    probe = "from autograder.sandbox import cgroup; s = cgroup.support(); print(s.mode); print(s.why)"
     run = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
                           sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True,
                          env={**os.environ, "HOME": "/tmp"}, timeout=120)

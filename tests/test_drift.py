@@ -125,7 +125,7 @@ def test_the_committed_report_verifies_every_notebook_on_every_default_entry():
 
 
 def test_a_notebook_says_which_builds_it_was_verified_on():
-    from autograder.verified import verified_markdown
+    from autograder.authoring.verified import verified_markdown
 
     nb = nbformat.read(REPO / "notebooks" / "01-why-tensors" / "01-why-tensors.ipynb", as_version=4)
     line = verified_markdown("01-why-tensors")

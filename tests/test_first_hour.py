@@ -404,11 +404,12 @@ def test_quick_runs_the_tests_a_change_touches():
     tio = _tio()
     runs = tio.quick_runs(["solutions/03-indexing-and-views/03-indexing-and-views.ipynb",
                            "tests/wrong_answers/a05_memory_and_performance.py",
-                           "autograder/flood.py", "tensorcourse/variants/spec.py", "README.md"])
+                           "autograder/sandbox/flood.py", "tensorcourse/variants/spec.py", "README.md"])
     assert runs[0] == [*tio.NOTEBOOK_TESTS, "-k",
                        "03-indexing-and-views or 05-memory-and-performance"]
     assert {"tests/test_flood.py", "tests/test_grading_sandbox.py",
             "tests/test_variants.py"} <= set(runs[1])
+    assert "tests/test_term.py" not in runs[1]   # it imports the pipeline, not the sandbox
     assert "tests/test_notebooks.py" not in runs[1]
     assert tio.quick_runs(["README.md"]) == []
 

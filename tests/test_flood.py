@@ -1,4 +1,4 @@
-"""autograder/flood.py on real ZMQ sockets: what the guard counts and sees, without a kernel.
+"""autograder/sandbox/flood.py on real ZMQ sockets: what the guard counts and sees, without a kernel.
 
 The whole path (a kernel's flood stopping its notebook) is in tests/test_grading_sandbox.py."""
 
@@ -11,7 +11,7 @@ from types import SimpleNamespace
 import zmq
 import zmq.asyncio
 
-from autograder.flood import (
+from autograder.sandbox.flood import (
     BEHIND_STREAK,
     MAX_MESSAGE_BYTES,
     MAX_NESTED_VALUES,
@@ -122,7 +122,7 @@ def test_falling_behind_is_noted_so_lost_output_is_the_floods(tmp_path):
 
 
 def test_the_learner_is_told_the_flood_stopped_their_notebook():
-    from autograder.unit import learner_message
+    from autograder.pipeline.unit import learner_message
 
     message = learner_message({}, "output flood: the notebook sent more than 256 MiB of output", "")
     assert "more than 256 MiB" in message and "this test did not run" in message

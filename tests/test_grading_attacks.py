@@ -25,9 +25,9 @@ import nbformat
 import pytest
 
 from attacks import ATTACKS, OTHER_ATTACKS
-from autograder import grading
-from autograder.grading import cell_scores
-from autograder.sandbox import unavailable
+from autograder.pipeline import gradebook
+from autograder.pipeline.gradebook import cell_scores
+from autograder.sandbox.launch import unavailable
 from coursefiles import (
     REPO,
     exercises,
@@ -220,14 +220,14 @@ def test_nothing_outside_the_sandbox_changed(attacked):
 
 def test_unparsable_json_is_the_students_broken_file_not_a_grader_failure(attacked):
     for student in ("a-deep-json", "a-bigint"):
-        assert grading.status(attacked["workdir"], student, A) == "graded", student
+        assert gradebook.status(attacked["workdir"], student, A) == "graded", student
         assert any(student in line and "not a readable notebook" in line
                    for line in attacked["run"].stdout.splitlines()), attacked["run"].stdout[-3000:]
 
 
 def test_an_answer_the_grader_cannot_parse_is_refused_not_a_grader_failure(attacked):
     for student in ("a-long-expression", "a-deep-not"):
-        assert grading.status(attacked["workdir"], student, A) == "graded", student
+        assert gradebook.status(attacked["workdir"], student, A) == "graded", student
         assert any(student in line and "not read by the grader" in line
                    for line in attacked["run"].stdout.splitlines()), attacked["run"].stdout[-3000:]
 
@@ -247,7 +247,7 @@ def test_learner_text_is_never_quoted_as_the_courses_message(attacked):
 
 
 def test_report_covers_an_attacked_class_and_sees_hidden_answers(attacked, tmp_path):
-    from autograder.similarity import answers_of
+    from autograder.outputs.similarity import answers_of
 
     run = subprocess.run([sys.executable, "-m", "autograder", "report", "--workdir",
                           str(attacked["workdir"]), "--output", str(tmp_path)],

@@ -1,4 +1,5 @@
-"""Grading on a Dask cluster (autograder/cluster.py), and the deployment recipes (autograder/deploy/).
+"""Grading on a Dask cluster (autograder/pipeline/cluster.py), and the deployment recipes
+(autograder/deploy/).
 
 The cluster test starts a real ``dask scheduler`` and two ``dask worker`` processes (each with
 its nanny, one process and one thread) on 127.0.0.1, grades a small class of notebook 01 through
@@ -25,7 +26,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder.sandbox import unavailable
+from autograder.sandbox.launch import unavailable
 from coursefiles import REPO, nbgrader_meta, read, release_path, solution_answers, with_replacements
 from wrong_answers import wrong_answers
 
@@ -125,7 +126,7 @@ def _grade_cmd(subs: Path, workdir: Path, *extra: str) -> list[str]:
 
 
 def _scores(workdir: Path, students: list[str]) -> dict[str, dict]:
-    from autograder.grading import cell_scores
+    from autograder.pipeline.gradebook import cell_scores
 
     return {s: cell_scores(workdir, A, s) for s in students}
 
@@ -198,8 +199,8 @@ def test_grading_on_a_dask_cluster_survives_a_killed_worker(tmp_path):
         stdout, _ = run.communicate(timeout=1200)
         err = (tmp_path / "grade.err").read_text()
         assert run.returncode == 3, f"{stdout}\n{err}"   # zz-killer: not graded
-        # The killed workers' kernel folders were swept (autograder/scratch.py), nothing else.
-        kernels = own_tmp / f"tio-{os.getuid()}"   # autograder.scratch.kernel_parent
+        # The killed workers' kernel folders were swept (autograder/sandbox/scratch.py), nothing else.
+        kernels = own_tmp / f"tio-{os.getuid()}"   # autograder.sandbox.scratch.kernel_parent
         left = [p.name for p in own_tmp.glob("tio-*") if p != kernels]
         left += [p.name for p in kernels.iterdir()] if kernels.exists() else []
         assert not left, f"kernel folders outlived their grading: {left}"
@@ -240,9 +241,9 @@ def _refuse(job):
 
 
 def test_no_scheduler_is_a_clear_error(tmp_path):
-    from autograder.cluster import run_on_cluster
     from autograder.course import CourseError
-    from autograder.unit import Job
+    from autograder.pipeline.cluster import run_on_cluster
+    from autograder.pipeline.unit import Job
 
     job = Job("s", A, A, b"", str(release_path(A)), str(release_path(A)))
     with pytest.raises(CourseError, match="cannot reach the Dask scheduler"):
@@ -250,7 +251,7 @@ def test_no_scheduler_is_a_clear_error(tmp_path):
 
 
 def test_importing_the_grader_does_not_import_dask():
-    code = "import autograder.cli, autograder.grading, sys; print('distributed' in sys.modules)"
+    code = "import autograder.cli, autograder.pipeline.grading, sys; print('distributed' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True)
     assert out.stdout.strip() == "False", out.stdout + out.stderr
 
@@ -267,7 +268,7 @@ def test_slurm_recipe_job_script_and_tls(tmp_path):
                            secure_dir=tmp_path / "tls", host="127.0.0.1") as cluster:
             script = cluster.job_script()
             address = cluster.scheduler_address
-        # The grader's Client (autograder/cluster.py) takes TLS from the config the recipe set.
+        # The grader's Client (autograder/pipeline/cluster.py) takes TLS from the config the recipe set.
         client_side = Security()
         assert client_side.require_encryption
         assert client_side.get_connection_args("client")["ssl_context"] is not None

@@ -20,8 +20,9 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder import grading, unit
-from autograder.sandbox import Limits, unavailable
+from autograder.outputs import export, feedback
+from autograder.pipeline import grading, unit
+from autograder.sandbox.launch import Limits, unavailable
 from coursefiles import REPO, read, release_path, solution_answers, with_replacements
 
 pytestmark = [pytest.mark.slow,
@@ -37,7 +38,7 @@ def _write(nb, folder, student):
 
 def _rows(workdir):
     out = workdir / "grades.csv"
-    grading.export(workdir, out)
+    export.export(workdir, out)
     return {r["student"]: r for r in csv.DictReader(out.open())}
 
 
@@ -70,7 +71,7 @@ def test_not_graded_is_never_a_score_and_can_be_regraded(tmp_path, monkeypatch):
     rows = _rows(workdir)
     assert rows["bob"]["status"] == "not graded" and rows["bob"]["score"] == ""
     assert rows["alice"]["status"] == "graded" and float(rows["alice"]["score"]) > 0
-    pages = grading.feedback(workdir, [A])
+    pages = feedback.pages(workdir, [A])
     assert {p.parent.parent.name for p in pages} == {"alice", "carol"}
 
     # The machine is fixed: only what is not graded is graded again.
@@ -95,7 +96,7 @@ def test_not_graded_is_never_a_score_and_can_be_regraded(tmp_path, monkeypatch):
     assert seen == ["carol"] and len(_rows(workdir)) == 3
     assert {r["assignment"] for r in _rows(workdir).values()} == {A}
     canvas = tmp_path / "canvas.csv"
-    grading.export(workdir, canvas, fmt="canvas")
+    export.export(workdir, canvas, fmt="canvas")
     header = next(csv.reader(canvas.open()))
     assert header[5:] == [A], header                                 # one column: what was graded
 

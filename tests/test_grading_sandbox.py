@@ -19,8 +19,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder.sandbox import UID_BASE, Limits, grader_is_root, unavailable
-from autograder.unit import Job, _execute
+from autograder.pipeline.unit import Job, _execute
+from autograder.sandbox.launch import UID_BASE, Limits, grader_is_root, unavailable
 from coursefiles import REPO, outlived, process_alive
 
 pytestmark = [pytest.mark.slow,
@@ -172,7 +172,7 @@ def _private_tmp(tmp_path, monkeypatch) -> dict[str, int]:
     """Sandboxes' folders go to ``tmp_path``; returns the host owner of what they wrote."""
     import tempfile
 
-    from autograder import scratch
+    from autograder.sandbox import scratch
 
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     owners: dict[str, int] = {}
@@ -242,7 +242,7 @@ def test_watchdog_measures_wall_time(tmp_path, monkeypatch):
 
 def test_an_environment_under_tmp_is_not_masked(tmp_path, monkeypatch):
     """The sandbox's private /tmp is mounted before the Python folders, which may live there."""
-    from autograder import sandbox
+    from autograder.sandbox import launch as sandbox
 
     _private_tmp(tmp_path / "work", monkeypatch)
     (tmp_path / "work").mkdir()
@@ -267,8 +267,8 @@ def test_an_environment_under_tmp_is_not_masked(tmp_path, monkeypatch):
 FLOOD = """
 import json, resource, sys, time
 import nbformat
-from autograder.sandbox import Limits
-from autograder.unit import Job, _execute
+from autograder.sandbox.launch import Limits
+from autograder.pipeline.unit import Job, _execute
 nb = nbformat.v4.new_notebook()
 nb.cells = [nbformat.v4.new_code_cell("print('before')"),
             nbformat.v4.new_code_cell(sys.argv[2]),
@@ -294,7 +294,7 @@ def _flood(tmp_path: Path, cell: str) -> dict:
 
 @pytest.mark.parametrize("cell, bound", [
     # Red team of #29: 120 prints of 60 MB grew the grader to 3.9 GB. Each is one message over
-    # the size the grader reads (autograder/flood.py): ZMQ drops the connection, the monitor
+    # the size the grader reads (autograder/sandbox/flood.py): ZMQ drops the connection, the monitor
     # sees it, the notebook stops at once (before the bound: a 15-minute wait for the lost reply).
     ("chunk = 'x' * 60_000_000\nfor i in range(120):\n    print(chunk, flush=True)",
      "one message over 8 MiB"),
@@ -348,8 +348,8 @@ def test_the_courses_lines_beyond_the_output_limit_are_kept_as_one_output(tmp_pa
 LOST = '''
 import json, sys, time
 import nbformat
-import autograder.flood as flood, autograder.unit as unit
-from autograder.sandbox import Limits
+import autograder.sandbox.flood as flood, autograder.pipeline.unit as unit
+from autograder.sandbox.launch import Limits
 flood.BEHIND_STREAK, flood.QUIET_S, unit.IOPUB_WAIT = int(sys.argv[2]), 5.0, 5
 original = unit._LimitedExecute.process_message
 def process_message(self, msg, cell, cell_index):

@@ -13,15 +13,15 @@ import pytest
 import torch
 
 import tensorcourse as tc
-from autograder.answers import NotANotebook, read_answers, rebuild
 from autograder.cli import parse
 from autograder.course import publication
-from autograder.feedback import render
-from autograder.integrity import ROLE, Plan, instrument, verdicts
-from autograder.screen import screen
-from autograder.submissions import MAX_NOTEBOOK_BYTES, collect
-from autograder.unit import TestResult as Result
-from autograder.unit import learner_message, named_misconception
+from autograder.judge.answers import NotANotebook, read_answers, rebuild
+from autograder.judge.integrity import ROLE, Plan, instrument, verdicts
+from autograder.judge.screen import screen
+from autograder.outputs.feedback import render
+from autograder.pipeline.submissions import MAX_NOTEBOOK_BYTES, collect
+from autograder.pipeline.unit import TestResult as Result
+from autograder.pipeline.unit import learner_message, named_misconception
 from coursefiles import assignments, exercises, nbgrader_meta, read, release_path, solution_path
 
 FIRST = "01-why-tensors"
@@ -335,13 +335,13 @@ def test_checkers_want_exact_tensor_classes(monkeypatch):
 
 
 def test_a_student_id_cannot_end_in_a_newline():
-    from autograder.submissions import STUDENT_ID
+    from autograder.pipeline.submissions import STUDENT_ID
 
     assert STUDENT_ID.match("eve") and not STUDENT_ID.match("eve\n")
 
 
 def test_an_oversized_answer_is_not_run_and_said_so():
-    from autograder.answers import MAX_ANSWER_CHARS
+    from autograder.judge.answers import MAX_ANSWER_CHARS
 
     rel = read(release_path(FIRST))
     nb = copy.deepcopy(rel)
@@ -389,7 +389,7 @@ def test_messages_show_learner_values_without_running_their_code():
     ["TIO-not-the-graders", "\nTIO-PASS tok\n"],
 ])
 def test_lines_kept_beyond_the_output_limit_keep_their_line_ends(pieces):
-    from autograder.unit import _LimitedExecute
+    from autograder.pipeline.unit import _LimitedExecute
 
     ep = _LimitedExecute()
     ep.output_limit, ep._fragments = 0, 1000

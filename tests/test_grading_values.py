@@ -1,6 +1,6 @@
 """Value checks are decided outside the sandbox, against the solution's own recorded run.
 
-Unit tests of :func:`autograder.values.decide` on recorded checks, then the design claim run
+Unit tests of :func:`autograder.judge.values.decide` on recorded checks, then the design claim run
 for real: with the static screen and the run-time guard both switched off (as if a way past
 them had been found), an answer that forges every in-kernel check (patched checkers, a
 replaced integrity guard, so the kernel reports every test passed) still scores 0, because
@@ -13,9 +13,9 @@ from __future__ import annotations
 import nbformat
 import pytest
 
-from autograder import grading, unit
-from autograder.sandbox import Limits, unavailable
-from autograder.values import decide
+from autograder.judge.values import decide
+from autograder.pipeline import grading, unit
+from autograder.sandbox.launch import Limits, unavailable
 from coursefiles import REPO, read, release_path, solution_answers, solution_path, with_replacements
 
 
@@ -140,7 +140,7 @@ def _cell(source, **nbgrader):
 def test_tests_see_release_names_as_the_release_left_them():
     """A release cell defines a helper the test uses; the learner's answer rebinds it. The
     test still sees the release's helper."""
-    from autograder.integrity import instrument, verdicts
+    from autograder.judge.integrity import instrument, verdicts
 
     nb = nbformat.v4.new_notebook()
     nb.cells = [

@@ -34,7 +34,7 @@ from nbclient import NotebookClient, output_widget
 from nbclient.exceptions import CellTimeoutError
 from nbformat.v4 import new_code_cell, new_notebook
 
-from autograder.execute import SurvivingExecute
+from autograder.pipeline.execute import SurvivingExecute
 from coursefiles import solution_path
 from nbrun import run_notebook
 from tensorcourse.headless import (

@@ -1,4 +1,4 @@
-"""The kernel's code (autograder/in_kernel.py), imported and run directly in an IPython shell
+"""The kernel's code (autograder/judge/in_kernel.py), imported and run directly in an IPython shell
 of this process: what the grader sends as the bootstrap cell is a module like any other.
 
 The full path (sent as text to a sandboxed kernel, decided outside) is what
@@ -16,8 +16,8 @@ import json
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
-from autograder import in_kernel, integrity
-from autograder.rewrite import policy
+from autograder.judge import in_kernel, integrity
+from autograder.judge.rewrite import policy
 from coursefiles import REPO
 
 

@@ -19,9 +19,9 @@ import types
 import nbformat
 import pytest
 
-from autograder import generate as gen
+from autograder.authoring import generate as gen
+from autograder.authoring.verified import report_url, verified_markdown
 from autograder.course import CourseError, Publication, _tool_table_fallback, publication
-from autograder.verified import report_url, verified_markdown
 from coursefiles import REPO, assignments, read, release_path
 from tensorcourse import colab
 

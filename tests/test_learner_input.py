@@ -15,13 +15,13 @@ import json
 import nbformat
 import pytest
 
-from autograder import learner_source
-from autograder.answers import NotANotebook, read_answers
-from autograder.integrity import bound_names, failure_report, trusted_aliases
-from autograder.rewrite import NOT_RUN, rewrite
-from autograder.screen import screen
-from autograder.unit import REJECTED_STUB, prepare_answer
-from autograder.values import decide, records
+from autograder.judge import learner_source
+from autograder.judge.answers import NotANotebook, read_answers
+from autograder.judge.integrity import bound_names, failure_report, trusted_aliases
+from autograder.judge.rewrite import NOT_RUN, rewrite
+from autograder.judge.screen import screen
+from autograder.judge.values import decide, records
+from autograder.pipeline.unit import REJECTED_STUB, prepare_answer
 
 # name -> source; each is refused (Rejected) by the bounded parser.
 REFUSED = {
@@ -132,7 +132,7 @@ def test_any_exception_while_parsing_is_a_rejection(monkeypatch):
 
 
 def test_a_screen_or_rewrite_failure_refuses_the_answer(monkeypatch):
-    from autograder import unit
+    from autograder.pipeline import unit
 
     monkeypatch.setattr(unit, "screen", lambda source, *protected: 1 / 0)
     code, why = prepare_answer("x = 1\n")
@@ -206,8 +206,8 @@ def test_release_names_skip_what_cannot_be_read():
 def test_an_unreadable_answer_scores_0_and_is_reported_never_not_graded(tmp_path):
     """Graded for real (a kernel, no sandbox: the refused answer never runs): the notebook is
     graded, the exercise scores 0, Tampering says why. Before issue #29 this was not graded."""
-    from autograder.sandbox import Limits
-    from autograder.unit import Job, grade_notebook
+    from autograder.pipeline.unit import Job, grade_notebook
+    from autograder.sandbox.launch import Limits
 
     release = _release()
     solution = _release()

@@ -3,7 +3,7 @@
 Notebook 01's first exercise predicts seven dtypes: each prediction is worth 2/7 of its 2 points
 (``tensorcourse.check.parts``). In the kernel the test still fails unless all are right; the
 grader awards each passing check's points, decided outside the kernel against the reference
-run (``autograder.values.partial``). Every other predict exercise gives its predictions equal shares
+run (``autograder.judge.values.partial``). Every other predict exercise gives its predictions equal shares
 the same way (CONTRIBUTING.md lists them); the static test below holds that each such cell's parts sum
 to its points. Function exercises stay all-or-nothing.
 """
@@ -20,9 +20,10 @@ import pytest
 import torch
 from verdict_rules import CHECKERS
 
-from autograder import grading
-from autograder.sandbox import Limits, unavailable
-from autograder.values import partial
+from autograder.judge.values import partial
+from autograder.outputs import feedback
+from autograder.pipeline import gradebook, grading
+from autograder.sandbox.launch import Limits, unavailable
 from coursefiles import (
     assignments,
     is_test,
@@ -108,14 +109,14 @@ def test_a_real_class_gets_points_per_right_prediction(tmp_path, monkeypatch):
         nbformat.write(nb, path)
     results, problems, _ = grading.grade(subs, workdir, [A], Limits(), jobs=1, progress=False)
     assert [r.status for r in results] == ["graded", "graded"], problems
-    cells = grading.cell_scores(workdir, A, "five-of-seven")
+    cells = gradebook.cell_scores(workdir, A, "five-of-seven")
     test = next(g for g in cells if g.startswith("ex1"))
     assert cells[test] == (pytest.approx(5 * 2 / 7), 2.0)
-    full = grading.cell_scores(workdir, A, "all-right")
+    full = gradebook.cell_scores(workdir, A, "all-right")
     by = {r.student: r for r in results}
     assert by["five-of-seven"].score == pytest.approx(by["all-right"].score - 2 * 2 / 7)
     assert full[test] == (2.0, 2.0)
-    page = grading.feedback(workdir, [A])
+    page = feedback.pages(workdir, [A])
     text = next(p for p in page if "five-of-seven" in str(p)).read_text()
     assert "2 of 7 parts wrong" in text and "partial credit" in text and "1.42857" in text
 

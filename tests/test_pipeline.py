@@ -29,8 +29,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder.grading import cell_scores
-from autograder.sandbox import unavailable
+from autograder.pipeline.gradebook import cell_scores
+from autograder.sandbox.launch import unavailable
 from coursefiles import (
     REPO,
     assignments,

@@ -11,7 +11,7 @@ import sys
 import pytest
 from verdict_rules import bound_names, check_calls, module_names, touched_expectations
 
-from autograder.generate import LAUNCH_CELL_IDS, is_launch_cell
+from autograder.authoring.generate import LAUNCH_CELL_IDS, is_launch_cell
 from coursefiles import (
     NOTEBOOKS,
     REPO,

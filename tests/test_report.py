@@ -30,9 +30,9 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder import lms, report
-from autograder.sandbox import unavailable
-from autograder.similarity import answers_of, similar_pairs, stubs_of
+from autograder.outputs import lms, report
+from autograder.outputs.similarity import answers_of, similar_pairs, stubs_of
+from autograder.sandbox.launch import unavailable
 from coursefiles import REPO, read, release_path, solution_answers, with_replacements
 from wrong_answers import wrong_answers
 

@@ -1,6 +1,6 @@
 """A kernel's private folder: held while in use, removed after, swept when its grader was killed.
 
-Fast (no kernel, no sandbox): the contract of ``autograder.scratch.private_folder``,
+Fast (no kernel, no sandbox): the contract of ``autograder.sandbox.scratch.private_folder``,
 ``kernel_parent`` and ``sweep_abandoned``, the seccomp filter's file living in that folder, and
 the limiter reading a descriptor path that holds commas.
 """
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.scratch import (
+from autograder.sandbox.scratch import (
     CLAIM_STALE,
     CLAIMING,
     LOCK,
@@ -86,7 +86,7 @@ def test_a_folder_left_by_a_killed_grader_is_swept_and_nothing_else(parent):
     child = subprocess.run(
         [sys.executable, "-c",
          "import os, signal, tempfile; tempfile.tempdir = os.environ['TMP_HERE']\n"
-         "from autograder.scratch import private_folder\n"
+         "from autograder.sandbox.scratch import private_folder\n"
          "with private_folder() as work:\n"
          "    (work / 'sock').mkdir(); (work / 'sock' / 'kernel.json').write_text('{}')\n"
          "    os.kill(os.getpid(), signal.SIGKILL)\n"],
@@ -173,7 +173,7 @@ def test_grade_refuses_an_unsafe_temp_folder_before_grading(tmp_path):
 
 
 def test_seccomp_filter_lives_in_the_kernel_folder(parent):
-    from autograder.seccomp import SeccompUnavailable, program, write_filter
+    from autograder.sandbox.seccomp import SeccompUnavailable, program, write_filter
 
     try:
         code = program()
@@ -193,7 +193,7 @@ def test_limiter_opens_a_descriptor_whose_path_holds_commas(tmp_path):
     folder = tmp_path / "a,b fd=c"
     folder.mkdir()
     (folder / "filter").write_text("the filter\n")
-    limiter = REPO / "autograder" / "rlimit_exec.py"
+    limiter = REPO / "autograder" / "sandbox" / "rlimit_exec.py"
     run = subprocess.run([sys.executable, "-I", "-S", str(limiter),
                           f"fsize={2**20},fd=9:{folder / 'filter'}", "--",
                           "sh", "-c", "cat <&9; ulimit -f"], capture_output=True, text=True)

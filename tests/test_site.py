@@ -37,8 +37,8 @@ import pytest
 from coursefiles import REPO, assignments, read, release_path, solution_path
 
 sys.path.insert(0, str(REPO))
+from autograder.authoring.generate import binder_url, colab_url  # noqa: E402
 from autograder.course import publication  # noqa: E402
-from autograder.generate import binder_url, colab_url  # noqa: E402
 from website import build as site_build  # noqa: E402
 
 pytestmark = [pytest.mark.site, pytest.mark.slow]
@@ -236,8 +236,8 @@ def test_figure_descriptions_are_attached_by_file_hash():
 
 
 def _feedback_sample() -> str:
-    from autograder.feedback import render
-    from autograder.unit import TestResult
+    from autograder.outputs.feedback import render
+    from autograder.pipeline.unit import TestResult
     from tensorcourse.misconceptions import catalog
 
     tests = [TestResult("ex1-strides", True, "", ""),
@@ -291,7 +291,7 @@ def test_axe_finds_no_serious_violation_light_dark_and_at_a_phone_width(served):
 
 @pytest.mark.browser
 def test_axe_finds_no_serious_violation_in_grader_feedback():
-    """A sample of autograder.feedback.render's page: light and dark schemes, 390 px wide."""
+    """A sample of autograder.outputs.feedback.render's page: light and dark schemes, 390 px wide."""
     from a11y import PHONE, axe_script, horizontal_overflow, run_axe
     from test_browser import CHROMIUM, CHROMIUM_ARGS, _requirements
 

@@ -3,7 +3,7 @@ formgrader adjustment that survives a regrade, and per-assignment exports.
 
 Everything through the instructor's commands, on real sandboxed grading of notebooks 01 and 02,
 scores read from the gradebook's exports. The late policy is nbgrader's plugin contract
-(autograder/term.py); formgrader's edit is made the way formgrader makes it, a manual score on
+(autograder/pipeline/term.py); formgrader's edit is made the way formgrader makes it, a manual score on
 the gradebook's Grade row, and formgrader's own API is shown to open this grading folder.
 """
 
@@ -17,9 +17,9 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder import term
 from autograder.course import assignments
-from autograder.sandbox import unavailable
+from autograder.pipeline import term
+from autograder.sandbox.launch import unavailable
 from coursefiles import REPO, read, release_path, solution_answers, with_replacements
 
 pytestmark = [pytest.mark.slow,

@@ -3,7 +3,7 @@
 1. **A verdict decided outside the kernel.** The cell calls ``tc.check.same_value``,
    ``same_tensor`` or ``raises`` at least once, as its own code (not through a helper of another
    cell): those calls are what the grader records and decides again against the reference run
-   (autograder/values.py). :func:`check_calls` finds them.
+   (autograder/judge/values.py). :func:`check_calls` finds them.
 
 2. **Expected values the learner never touched.** :func:`touched_expectations` flags a check
    whose expected value is computed from an object that the learner's code received before that

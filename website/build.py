@@ -54,9 +54,9 @@ WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 LAUNCH_PLACEHOLDER = "TIO-LAUNCH-URL"
 
 sys.path.insert(0, str(REPO))
+from autograder.authoring.generate import badges_markdown, binder_url, colab_url, is_launch_cell  # noqa: E402
+from autograder.authoring.verified import verified_markdown  # noqa: E402
 from autograder.course import assignments, publication  # noqa: E402
-from autograder.generate import badges_markdown, binder_url, colab_url, is_launch_cell  # noqa: E402
-from autograder.verified import verified_markdown  # noqa: E402
 from tensorcourse.headless import HeadlessClient  # noqa: E402
 
 

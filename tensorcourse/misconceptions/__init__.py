@@ -4,7 +4,7 @@ Every wrong answer in ``tests/wrong_answers/`` embodies one misconception, and t
 check that rejects it names that misconception in its message (``tensorcourse.check``'s
 ``misconception=``/``diagnose=``, or ``with tc.check.misconception(...)``). The grader
 reads the name back from the message's last line, looks it up here (its own copy, never the
-kernel's), and the feedback page and the class report (``autograder/report.py``) show the
+kernel's), and the feedback page and the class report (``autograder/outputs/report.py``) show the
 belief and a link to the section that teaches it.
 
 One module per notebook (``nb01.py`` ... ``nb12.py``) defines ``NOTEBOOK`` (the assignment
@@ -29,7 +29,7 @@ NOTEBOOK_MODULES = tuple(f"nb{i:02d}" for i in range(1, 13))
 _KEY = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 _ID = re.compile(r"^(\d\d)/([a-z0-9]+(?:-[a-z0-9]+)*)$")
 # The last line of a check's message when it names a misconception. The grader parses it
-# (autograder/integrity.py); learners read it. Keep the two in step.
+# (autograder/judge/integrity.py); learners read it. Keep the two in step.
 _LINE = "Likely misconception [{id}]: {belief} (taught in \u00ab{section}\u00bb)."
 _LINE_RE = re.compile(r"^Likely misconception \[(\d\d/[a-z0-9-]+)\]: ")
 
