@@ -3,7 +3,9 @@
 Contract: :func:`render` builds one self-contained HTML page from the grading results only
 (:class:`autograder.pipeline.unit.TestResult`): no test source, hidden or visible, and nothing the
 kernel printed ever reaches it, so a submission cannot smuggle hidden tests out through its
-own feedback. Every string is HTML-escaped.
+own feedback. Every string is HTML-escaped. :func:`pages` writes one per graded notebook
+under ``<workdir>/feedback/``, with the score after adjustments and the late penalty; a
+result it cannot render skips that page only (listed in :data:`skipped`).
 """
 
 from __future__ import annotations
