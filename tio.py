@@ -308,29 +308,36 @@ def _run_stages(_stage) -> int:
     if subprocess.run(args, cwd=ROOT, env=_with_path(COMPAT_VENV)).returncode != 0:
         return 1
 
-    _stage("3/4 Binder environment built the way repo2docker would, without Docker; "
-           "meanwhile the GPU check's path on the CPU")
-    # Both are slow for different reasons (pip downloads vs running notebooks): run together.
-    # The GPU check's log goes to a file, printed after, so the two outputs do not interleave.
+    _stage("3/4 Binder build, website, GPU check on the CPU: the Binder environment built the "
+           "way repo2docker would (without Docker); meanwhile the website's checks and the GPU "
+           "check's path on the CPU")
+    # Three independent jobs, slow for different reasons (pip's unpacking, a browser, notebooks):
+    # run together. The website's and the GPU check's logs go to files, printed after, so the
+    # outputs do not interleave.
     ARTIFACTS.mkdir(exist_ok=True)
-    gpu_log = ARTIFACTS / "gpu-check.log"
-    gpu_args = [_bin("python"), *GPU_CHECK, "--allow-cpu", "--output", str(ARTIFACTS / "gpu-check")]
-    print("+ " + " ".join(gpu_args) + f"  (log: {gpu_log})", flush=True)
-    with gpu_log.open("w") as log:
-        gpu = subprocess.Popen(gpu_args, cwd=ROOT, env=_with_path(VENV), stdout=log,
-                               stderr=subprocess.STDOUT)
-        args = [sys.executable, str(ROOT / "binder" / "check.py"), "--output",
-                str(ARTIFACTS / "binder")]
-        print("+ " + " ".join(args), flush=True)
-        binder_rc = subprocess.run(args, cwd=ROOT).returncode
-        print("\n---- the website: build, then check it in Chromium (tests/test_site.py)", flush=True)
-        args = [_bin("python"), "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "site",
-                "tests/test_site.py"]
-        print("+ " + " ".join(args), flush=True)
-        site_rc = subprocess.run(args, cwd=ROOT, env=_with_path(VENV)).returncode
-        gpu_rc = gpu.wait()
-    print(gpu_log.read_text(), flush=True)
-    if binder_rc != 0 or gpu_rc != 0 or site_rc != 0:
+    site_log, gpu_log = ARTIFACTS / "site-tests.log", ARTIFACTS / "gpu-check.log"
+    background = {
+        "the website: build, then check it in Chromium (tests/test_site.py)": (
+            [_bin("python"), "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "site",
+             "tests/test_site.py"], site_log),
+        "the GPU check's path on the CPU": (
+            [_bin("python"), *GPU_CHECK, "--allow-cpu", "--output", str(ARTIFACTS / "gpu-check")],
+            gpu_log),
+    }
+    running = []
+    for title, (args, log_path) in background.items():
+        print("+ " + " ".join(args) + f"  (log: {log_path})", flush=True)
+        log = log_path.open("w")
+        running.append((title, log_path, log, subprocess.Popen(
+            args, cwd=ROOT, env=_with_path(VENV), stdout=log, stderr=subprocess.STDOUT)))
+    args = [sys.executable, str(ROOT / "binder" / "check.py"), "--output", str(ARTIFACTS / "binder")]
+    print("+ " + " ".join(args), flush=True)
+    failed = subprocess.run(args, cwd=ROOT).returncode != 0
+    for title, log_path, log, process in running:
+        failed |= process.wait() != 0
+        log.close()
+        print(f"\n---- {title}\n{log_path.read_text()}", flush=True)
+    if failed:
         return 1
 
     _stage("4/4 grading throughput: --jobs N against a local Dask cluster (benchmarks/bench_grading.py)")
