@@ -72,6 +72,9 @@ def _subparser(command: str) -> argparse.ArgumentParser:
         sp.add_argument("--retry-failed", action="store_true",
                         help="grade only what is not graded yet in the grading folder (grader "
                         "failures, or a run that stopped before reaching them)")
+        sp.add_argument("--fresh-references", action="store_true",
+                        help="run every solution's reference again, even one kept from an "
+                        "earlier run with the same solution, grader, packages and limits")
         sp.add_argument("--student", action="append", default=[], metavar="ID",
                         help="grade only this student (repeat for more)")
         sp.add_argument("--scheduler", default=None, metavar="tcp://HOST:8786",
@@ -328,7 +331,8 @@ def _grade(args: argparse.Namespace) -> int:
                                          jobs=jobs, sandboxed=not args.no_sandbox,
                                          progress=not args.no_progress,
                                          retry_failed=args.retry_failed, students=args.student,
-                                         scheduler=args.scheduler)
+                                         scheduler=args.scheduler,
+                                         fresh_references=args.fresh_references)
     # Everything below may quote a submission (names, cell types, errors): printed via safe().
     for note in notes_seen:
         print(f"note: {safe(note)}")

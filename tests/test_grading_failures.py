@@ -80,13 +80,15 @@ def test_not_graded_is_never_a_score_and_can_be_regraded(tmp_path, monkeypatch):
     real_grade = unit.grade_notebook
 
     def spy(job):
-        if job.student != grading.REFERENCE:  # the solution, graded first as the oracle
-            seen.append(job.student)
+        seen.append(job.student)   # grading.REFERENCE too: the solution, graded as the oracle
         return real_grade(job)
     monkeypatch.setattr(grading, "grade_notebook", spy)
     results, _, _ = grading.grade(subs, workdir, [A], Limits(), jobs=1, progress=False,
                                   retry_failed=True)
+    # The reference the first run used is kept (autograder/pipeline/reference_cache.py): no
+    # solution runs again, and bob scores as alice did against it.
     assert seen == ["bob"] and [r.status for r in results] == ["graded"]
+    assert any("1 of 1 kept" in n for n in grading.notes_seen), grading.notes_seen
     rows = _rows(workdir)
     assert rows["bob"]["status"] == "graded" and rows["bob"]["score"] == rows["alice"]["score"]
 

@@ -402,3 +402,26 @@ def test_lines_kept_beyond_the_output_limit_keep_their_line_ends(pieces):
     assert lines.count("TIO-PASS tok") == 1
     if "TIO-VALUE" in pieces[0]:
         assert 'TIO-VALUE tok {"a": 2}' in lines, lines
+
+
+def test_a_new_gradebook_is_stamped_with_nbgrader_s_own_schema_head(tmp_path):
+    """The head revision is read in-process (autograder/pipeline/gradebook.py): the same one
+    nbgrader's own `alembic heads` subprocess gives, and what a new gradebook records."""
+    import sqlite3
+    import subprocess
+    import sys
+
+    from nbgrader.api import Gradebook
+    from nbgrader.dbutil import _temp_alembic_ini
+
+    from autograder.pipeline import gradebook
+
+    with _temp_alembic_ini("sqlite:///:memory:") as ini:
+        heads = subprocess.run([str(Path(sys.executable).parent / "alembic"), "-c", ini, "heads"],
+                               capture_output=True, text=True, check=True).stdout
+    assert gradebook._alembic_head() == heads.split()[0]
+    with Gradebook(gradebook.db_url(tmp_path)) as gb:
+        gb.update_or_create_student("alice")
+    with sqlite3.connect(tmp_path / "gradebook.db") as db:
+        assert db.execute("select version_num from alembic_version").fetchall() == [
+            (gradebook._alembic_head(),)]

@@ -3,7 +3,8 @@
 :mod:`.submissions` reads a folder or zips (bounded, never written to); :mod:`.unit` grades one
 notebook (what each worker runs: rebuild, screen, execute in the sandbox, judge);
 :mod:`.execute` keeps a dying kernel from losing the notebook; :mod:`.grading` runs the class in
-parallel and is the gradebook's one writer; :mod:`.cluster` runs the same jobs on Dask workers;
+parallel and is the gradebook's one writer; :mod:`.reference_cache` keeps the solutions'
+reference runs between runs; :mod:`.cluster` runs the same jobs on Dask workers;
 :mod:`.gradebook` reads what was recorded; :mod:`.term` (due dates, submission times, late
 policy) and :mod:`.adjustments` (manual scores that survive regrades) are applied when recording.
 

@@ -27,7 +27,7 @@ from ..course import assignments as course_assignments
 from ..sandbox.launch import Limits
 from ..sandbox.scratch import sweep_abandoned
 from ..terminal import safe
-from . import adjustments
+from . import adjustments, reference_cache
 from .gradebook import db_url, nbgrader_api, status, submission_score
 from .submissions import collect
 from .unit import Job, Outcome, grade_notebook, not_graded
@@ -141,20 +141,36 @@ REFERENCE = "(reference)"
 
 
 def _references(notebooks: list[tuple[str, str]], limits: Limits, sandboxed: bool,
-                hidden: list[str], workers: int) -> dict[tuple[str, str], dict[str, list[dict]]]:
+                hidden: list[str], workers: int, *, fresh: bool = False,
+                ) -> dict[tuple[str, str], dict[str, list[dict]]]:
     """The solution of each notebook graded like a submission: its recorded value checks are the
     oracle every submission's checks are decided against here (autograder.judge.values).
 
-    A solution that fails a test gets a second run; a test it fails twice (a timing check on a
-    loaded machine) has no reference and is decided in the kernel alone, with a problem line.
+    A reference kept by an earlier sandboxed run with the same solution, grader, packages and
+    limits is used as it is (:mod:`.reference_cache`), unless ``fresh``. A solution that fails a
+    test gets a second run; a test it fails twice (a timing check on a loaded machine) has no
+    reference and is decided in the kernel alone, with a problem line (and nothing is kept).
     Raises :class:`CourseError` when a solution cannot be graded at all.
     """
+    references: dict[tuple[str, str], dict[str, list[dict]]] = {}
+    keys = {(a, n): reference_cache.key(a, n, limits) for a, n in notebooks} if sandboxed else {}
+    for (a, n), cache_key in keys.items():
+        kept = None if fresh else reference_cache.load(cache_key)
+        if kept is not None:
+            references[(a, n)] = kept
+    if references:
+        notes_seen.append(f"reference runs of the solutions: {len(references)} of "
+                          f"{len(notebooks)} kept from an earlier run with the same solution, "
+                          f"grader, packages and limits ({reference_cache.folder()}); "
+                          "--fresh-references runs them again.")
     jobs = [Job(REFERENCE, a, n, (SOLUTIONS / a / f"{n}.ipynb").read_bytes(),
                 str(NOTEBOOKS / a / f"{n}.ipynb"), str(SOLUTIONS / a / f"{n}.ipynb"),
-                limits, sandboxed, hidden) for a, n in notebooks]
+                limits, sandboxed, hidden) for a, n in notebooks if (a, n) not in references]
     found: dict[tuple[str, str], Outcome] = {}
 
     def run(batch: list[Job]) -> None:
+        if not batch:
+            return
         _run_all(batch, workers, Progress(0, False), lambda job, out: found.__setitem__(
             (job.assignment, job.notebook), out), in_workers=True)
 
@@ -162,7 +178,6 @@ def _references(notebooks: list[tuple[str, str]], limits: Limits, sandboxed: boo
     # A test can fail now and then for the machine's reasons (a timing check on a loaded
     # machine): such notebooks get one more run before anything is concluded.
     run([j for j in jobs if not _reference_ok(found[(j.assignment, j.notebook)])])
-    references: dict[tuple[str, str], dict[str, list[dict]]] = {}
     for key, out in found.items():
         if out.status != "graded" or not out.tests:
             raise CourseError(f"the solution of {key[0]}/{key[1]} could not be graded ("
@@ -172,6 +187,8 @@ def _references(notebooks: list[tuple[str, str]], limits: Limits, sandboxed: boo
         # A test the solution failed twice has no reference: the kernel's verdict alone
         # decides it, and the instructor is told.
         references[key] = {g: v for g, v in out.values.items() if g not in failing}
+        if key in keys and not failing:
+            reference_cache.store(keys[key], *key, references[key])
         if failing:
             log.warning("the solution of %s/%s failed %s in the grader twice; those tests are "
                         "decided in the kernel only", key[0], key[1], ", ".join(sorted(failing)))
@@ -242,15 +259,16 @@ def _record(workdir: Path, outcome: Outcome, data: bytes) -> None:
 def grade(submissions: Path, workdir: Path, assignments: list[str] | None, limits: Limits, *,
           jobs: int = 1, sandboxed: bool = True, progress: bool = True,
           retry_failed: bool = False, students: list[str] | None = None,
-          scheduler: str | None = None,
+          scheduler: str | None = None, fresh_references: bool = False,
           ) -> tuple[list[GradeResult], list[str], list[str]]:
     """Grade every submission under ``submissions``: (results, problems, tampering reports).
 
     ``assignments``: these (each registered in the gradebook), or ``None``: those the folder
     holds. ``retry_failed``: only (student, assignment) pairs not yet graded in ``workdir`` (a
     grader failure, or a run that stopped before reaching them). ``students``: only these
-    students (the others' folders are not read). What is worth saying but no problem is left
-    in :data:`notes_seen`.
+    students (the others' folders are not read). ``fresh_references``: run every solution
+    again rather than use a kept reference (:mod:`.reference_cache`). What is worth saying but
+    no problem is left in :data:`notes_seen`.
     """
     notes_seen.clear()
     # Only the assignments graded are registered: nbgrader's gradebook, the report and the LMS
@@ -293,12 +311,13 @@ def grade(submissions: Path, workdir: Path, assignments: list[str] | None, limit
         if not result["success"]:
             raise CourseError(f"Could not prepare {assignment} for grading:\n{result['log']}")
     hidden = sorted({str(p) for p in (SOLUTIONS, workdir, submissions.resolve(),
-                                      Path(__file__).resolve().parent.parent)})
+                                      Path(__file__).resolve().parent.parent,
+                                      reference_cache.folder())})
     job_list = _jobs_for(found, limits, sandboxed, hidden)
     warnings_seen.clear()
     if job_list:
         references = _references(sorted({(j.assignment, j.notebook) for j in job_list}), limits,
-                                 sandboxed, hidden, jobs)
+                                 sandboxed, hidden, jobs, fresh=fresh_references)
         for job in job_list:
             job.reference = references[(job.assignment, job.notebook)]
     for student, assignment in found.pairs:
