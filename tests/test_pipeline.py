@@ -13,8 +13,14 @@ and, for the first assignment only (they test the pipeline, not the content):
   exits       an exercise calls exit() (the kernel stops)   -> earlier full, later 0, recorded
   garbled     not a notebook at all                        -> 0, reported, others unaffected
   zipped      full solution submitted as <student>.zip      -> full
+and, where the sandbox is available, the attacks on single exercises of other notebooks
+(``OTHER_ATTACKS`` in tests/attacks.py: 06, 09, 10), each submitting only its notebook ->
+every cell 0. They are graded in the same run as the honest students, whose full-marks and
+untouched notebooks are their controls: one reference run and one set of controls per
+notebook, not two, and the honest scores are proved beside attackers.
 
-Attacks on the grader itself are in test_grading_attacks.py.
+The attack corpus on notebook 01, with its checks that nothing outside the sandbox changed,
+is in test_grading_attacks.py.
 """
 
 from __future__ import annotations
@@ -23,12 +29,14 @@ import csv
 import hashlib
 import subprocess
 import sys
+import sysconfig
 import zipfile
 from pathlib import Path
 
 import nbformat
 import pytest
 
+from attacks import OTHER_ATTACKS
 from autograder.pipeline.gradebook import cell_scores
 from autograder.sandbox.launch import unavailable
 from coursefiles import (
@@ -45,6 +53,11 @@ from coursefiles import (
 from wrong_answers import wrong_answers
 
 pytestmark = pytest.mark.slow
+SITE = Path(sysconfig.get_paths()["purelib"])
+# Attacks run only in the sandbox: without bubblewrap the pipeline is tested unsandboxed and
+# the attacks are skipped (test_grading_attacks.py says why).
+ATTACKERS = {} if unavailable() else {a: students for a, students in OTHER_ATTACKS.items()
+                                      if release_path(a).exists()}
 # Assignments with a generated release (one being written may not have it yet; test_release
 # checks that every assignment has one).
 ALL = [a for a in assignments() if release_path(a).exists()]
@@ -95,6 +108,11 @@ def graded(tmp_path_factory):
         _write(with_replacements(rel, {gid: table[gid][0].source for gid in _answers_of(a) if gid in table}),
                subs, "mistaken", a)
 
+    for a, students in ATTACKERS.items():
+        rel = read(release_path(a))
+        for student, (_what, build) in students.items():
+            _write(build(rel, {"subs": subs, "workdir": workdir, "site": SITE}), subs, student, a)
+
     sol = _solved(FIRST)
     answers = _answers_of(FIRST)
     no_tests = nbformat.from_dict(dict(sol))
@@ -138,8 +156,14 @@ def test_grade_command_succeeds_and_reports_problems(graded):
 def test_untouched_and_honest_notebooks_raise_no_problems(graded):
     out = graded["runs"][0].stdout
     problems = out.split("Problems:", 1)[1] if "Problems:" in out else ""
-    assert not any(f"{s}/" in problems for s in ("full-marks", "untouched", "mistaken")), out
-    assert "TAMPERING" not in out and "checksum" not in out.lower(), out
+    honest = ("full-marks", "untouched", "mistaken")
+    assert not any(f"{s}/" in problems for s in honest), out
+    # The attackers in the same run may be reported for tampering; an honest student never is.
+    for line in out.splitlines():
+        if "TAMPERING" in line or "checksum" in line.lower():
+            assert not any(s in line for s in honest), line
+    if not ATTACKERS:
+        assert "TAMPERING" not in out and "checksum" not in out.lower(), out
 
 
 def test_submissions_are_never_modified(graded):
@@ -163,6 +187,14 @@ def test_untouched_release_scores_zero_everywhere(graded, assignment):
 def test_wrong_answers_score_below_full(graded, assignment):
     scores = _scores(graded, assignment, "mistaken")
     assert all(s < m for s, m in scores.values()), scores
+
+
+@pytest.mark.parametrize("assignment", sorted(ATTACKERS))
+def test_attacks_on_other_notebooks_score_zero(graded, assignment):
+    """Their controls, in the same run: full-marks full, untouched 0 (the tests above)."""
+    for student, (what, _build) in ATTACKERS[assignment].items():
+        scores = _scores(graded, assignment, student)
+        assert scores and all(s == 0 for s, _ in scores.values()), (student, what, scores)
 
 
 def test_deleted_test_cell_is_restored_and_graded(graded):
