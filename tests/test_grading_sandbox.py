@@ -33,6 +33,15 @@ report = {}
 report["uid"] = os.getuid()
 report["visible"] = {p: os.path.exists(p) for p in __PATHS__}
 report["env"] = sorted(os.environ)
+leaks = []
+for pid in filter(str.isdigit, os.listdir("/proc")):   # bwrap is pid 1 here, as the grader's uid
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as fh:
+            if b"do-not-leak" in fh.read():
+                leaks.append(pid)
+    except OSError:
+        pass
+report["environ leaks"] = leaks
 written = []
 for target in __TARGETS__:
     try:
@@ -109,6 +118,7 @@ def test_sandbox_hides_protects_and_limits(tmp_path, monkeypatch):
                                  str(workdir): False, str(subs): False,
                                  str(REPO / "tensorcourse"): True, str(site): True}
     assert "TIO_GRADER_SECRET" not in report["env"] and "JPY_PARENT_PID" not in report["env"]
+    assert report["environ leaks"] == [], "a process in the sandbox holds the grader's environment"
     assert report["written"] == []
     assert report["dev"] == "ok"   # /dev/null and /dev/shm still work
     assert report["network"] is False

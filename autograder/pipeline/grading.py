@@ -153,19 +153,29 @@ def _references(notebooks: list[tuple[str, str]], limits: Limits, sandboxed: boo
     Raises :class:`CourseError` when a solution cannot be graded at all.
     """
     references: dict[tuple[str, str], dict[str, list[dict]]] = {}
-    keys = {(a, n): reference_cache.key(a, n, limits) for a, n in notebooks} if sandboxed else {}
-    for (a, n), cache_key in keys.items():
-        kept = None if fresh else reference_cache.load(cache_key)
-        if kept is not None:
-            references[(a, n)] = kept
-    if references:
+    # Read once: the bytes graded are the bytes keyed (an edit saved meanwhile is a new key).
+    texts = {(a, n): ((SOLUTIONS / a / f"{n}.ipynb").read_bytes(),
+                      (NOTEBOOKS / a / f"{n}.ipynb").read_bytes()) for a, n in notebooks}
+    cache, why_not = reference_cache.Cache.open() if sandboxed else (None, "")
+    if why_not:
+        notes_seen.append(why_not)
+    keys: dict[tuple[str, str], tuple[str, list[str]]] = {}
+    if cache is not None:
+        for (a, n), (solution, release) in texts.items():
+            keys[(a, n)] = (reference_cache.key(a, n, solution, release, limits),
+                            reference_cache.tests_of(solution))
+            kept = None if fresh else cache.load(*keys[(a, n)])
+            if kept is not None:
+                references[(a, n)] = kept
+    if references and cache is not None:
         notes_seen.append(f"reference runs of the solutions: {len(references)} of "
                           f"{len(notebooks)} kept from an earlier run with the same solution, "
-                          f"grader, packages and limits ({reference_cache.folder()}); "
+                          f"grader, packages and limits ({cache.where}); "
                           "--fresh-references runs them again.")
-    jobs = [Job(REFERENCE, a, n, (SOLUTIONS / a / f"{n}.ipynb").read_bytes(),
-                str(NOTEBOOKS / a / f"{n}.ipynb"), str(SOLUTIONS / a / f"{n}.ipynb"),
-                limits, sandboxed, hidden) for a, n in notebooks if (a, n) not in references]
+    jobs = [Job(REFERENCE, a, n, solution, str(NOTEBOOKS / a / f"{n}.ipynb"),
+                str(SOLUTIONS / a / f"{n}.ipynb"), limits, sandboxed, hidden,
+                release_text=release.decode(), solution_text=solution.decode())
+            for (a, n), (solution, release) in texts.items() if (a, n) not in references]
     found: dict[tuple[str, str], Outcome] = {}
 
     def run(batch: list[Job]) -> None:
@@ -187,8 +197,9 @@ def _references(notebooks: list[tuple[str, str]], limits: Limits, sandboxed: boo
         # A test the solution failed twice has no reference: the kernel's verdict alone
         # decides it, and the instructor is told.
         references[key] = {g: v for g, v in out.values.items() if g not in failing}
-        if key in keys and not failing:
-            reference_cache.store(keys[key], *key, references[key])
+        if cache is not None and key in keys and not failing \
+                and sorted(t.grade_id for t in out.tests) == keys[key][1]:
+            cache.store(*keys[key], references[key])
         if failing:
             log.warning("the solution of %s/%s failed %s in the grader twice; those tests are "
                         "decided in the kernel only", key[0], key[1], ", ".join(sorted(failing)))
@@ -311,8 +322,7 @@ def grade(submissions: Path, workdir: Path, assignments: list[str] | None, limit
         if not result["success"]:
             raise CourseError(f"Could not prepare {assignment} for grading:\n{result['log']}")
     hidden = sorted({str(p) for p in (SOLUTIONS, workdir, submissions.resolve(),
-                                      Path(__file__).resolve().parent.parent,
-                                      reference_cache.folder())})
+                                      Path(__file__).resolve().parent.parent)})
     job_list = _jobs_for(found, limits, sandboxed, hidden)
     warnings_seen.clear()
     if job_list:
@@ -349,6 +359,11 @@ def grade(submissions: Path, workdir: Path, assignments: list[str] | None, limit
             _run_all(job_list, jobs, Progress(len(job_list), progress), record)
     finally:
         sweep_abandoned()  # what a worker killed mid-notebook left here (autograder/sandbox/scratch.py)
+        if not sandboxed:
+            # These submissions ran as this user: a kept reference is no longer to be trusted.
+            cache, _ = reference_cache.Cache.open()
+            if cache is not None:
+                cache.clear()
     notes_seen.extend(term.apply(workdir, found.pairs, times))   # times, extensions, penalties
     problems += warnings_seen + sorted(graded_problems)  # outcomes arrive in any order; reports do not
     tampering.sort()

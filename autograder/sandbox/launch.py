@@ -201,6 +201,13 @@ def _python_dirs(hidden: list[Path]) -> list[Path]:
     return keep
 
 
+def mounted_folders() -> list[Path]:
+    """Host folders every sandbox sees (read-only): what must never hold a secret."""
+    real = [Path("/") / n for n in ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
+            if (Path("/") / n).is_dir() and not (Path("/") / n).is_symlink()]
+    return [Path("/usr"), *(Path("/etc") / n for n in ETC_FILES), *real, *_python_dirs([])]
+
+
 def bwrap_args(socket_dir: Path, limits: Limits, hidden: list[Path],
                uid: int | None = None) -> list[str]:
     """The sandbox's command prefix: ``bwrap ... --`` (and, for root graders, ``setpriv``).
@@ -208,7 +215,11 @@ def bwrap_args(socket_dir: Path, limits: Limits, hidden: list[Path],
     Order matters: bwrap mounts in order, so the private tmpfs come before the Python
     installation and the socket folder, which may live under ``/tmp`` on the host.
     """
-    args = ["bwrap", *_namespace_args(), "--ro-bind", "/usr", "/usr", *_usr_links()]
+    # bwrap itself starts with an empty environment: it is PID 1 inside, and a kernel graded by
+    # the same (unprivileged) user could read its /proc/1/environ, the grader's whole
+    # environment (red team of #32). --clearenv below only clears what the kernel inherits.
+    args = [shutil.which("env") or "/usr/bin/env", "-i", shutil.which("bwrap") or "/usr/bin/bwrap",
+            *_namespace_args(), "--ro-bind", "/usr", "/usr", *_usr_links()]
     for name in ETC_FILES:
         args += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
     size = str(limits.tmpfs_bytes)

@@ -179,24 +179,31 @@ def kernel_parent() -> Path:
     return parent
 
 
-def _check_ancestors(folder: Path) -> None:
-    """Each folder from ``/`` to ``folder`` must be root's or ours, and writable by others only
-    with the sticky bit: anyone else who may rename an entry there could swap our folder for
-    theirs between a check and its use (the same rule as OpenSSH's for its key files)."""
+def unsafe_ancestor(folder: Path) -> str:
+    """Why ``folder``'s path is not safe to trust, or ``""``: each folder from ``/`` to it must be
+    root's or ours, and writable by others only with the sticky bit; a link on the way must be
+    root's or ours too. Anyone else who may rename an entry there, or who made a link we follow,
+    could swap our folder for theirs between a check and its use (the same rule as OpenSSH's
+    for its key files)."""
     for path in [folder, *folder.parents]:
         try:
-            info = os.stat(path)
+            link, info = os.lstat(path), os.stat(path)
         except OSError as err:
-            raise UnsafeTempDir(f"the temp folder {folder} cannot be used ({err}): point TMPDIR "
-                                "at a folder of your own") from None
-        if info.st_uid not in (0, os.getuid()):
-            raise UnsafeTempDir(f"the temp folder {folder} is inside {path}, which belongs to "
-                                f"another user (uid {info.st_uid}), who could swap the grader's "
-                                "folders: point TMPDIR at a folder of your own, e.g. /tmp")
+            return f"{folder} cannot be used ({err})"
+        for what, st in (("a link that", link), ("which", info)):
+            if st.st_uid not in (0, os.getuid()):
+                return f"{folder} is inside {path}, {what} belongs to another user (uid {st.st_uid})"
         if info.st_mode & 0o022 and not info.st_mode & stat.S_ISVTX:
-            raise UnsafeTempDir(f"the temp folder {folder} is inside {path}, which others may "
-                                f"write to (mode {stat.S_IMODE(info.st_mode):o}, no sticky "
-                                "bit): point TMPDIR at a folder of your own, e.g. /tmp")
+            return (f"{folder} is inside {path}, which others may write to (mode "
+                    f"{stat.S_IMODE(info.st_mode):o}, no sticky bit)")
+    return ""
+
+
+def _check_ancestors(folder: Path) -> None:
+    why = unsafe_ancestor(folder)
+    if why:
+        raise UnsafeTempDir(f"the temp folder {why}: point TMPDIR at a folder of your own, "
+                            "e.g. /tmp")
 
 
 @contextmanager
