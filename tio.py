@@ -21,7 +21,6 @@ second environment,
 .venv-ipywidgets7;
 binder/check.py, which builds the Binder environment without Docker and checks it, then the
 website's build and browser tests (tests/test_site.py, reusing the notebooks stage 1 ran);
-and, meanwhile, `gpu-check --allow-cpu` (the GPU check's own path, run on the CPU);
 then, alone, the grading benchmark: `--jobs N` against a local Dask cluster, scores compared
 (benchmarks/bench_grading.py, log in .test-output/bench-grading.txt).
 
@@ -58,6 +57,7 @@ import re
 import shutil
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 import venv
@@ -170,13 +170,14 @@ def _stamps(env: Path) -> dict[str, str]:
 
 
 def ensure_environment(env: Path = VENV, requirements: str | None = None, *,
-                       name: str = "test", compile_all: bool = True) -> None:
+                       name: str = "test", compile_all: bool = True, output=None) -> None:
     """Create ``env`` and install ``requirements`` (default: what `test` needs) plus the
     helper package.
 
     ``compile_all=False``: no bytecode at install time (Python compiles what is imported, on
     first import). Only for an environment whose kernels can write it: a sandboxed kernel sees
-    the environment read-only and would compile torch from source on every start.
+    the environment read-only and would compile torch from source on every start. ``output``:
+    a file for what is printed (default: this process's stdout and stderr).
 
     Skipped when the same requirements were installed there before: the stamp file keeps one
     fingerprint per named set ("learner", "test"), so `lab` after `test` installs nothing.
@@ -191,17 +192,17 @@ def ensure_environment(env: Path = VENV, requirements: str | None = None, *,
     if stamps.get(name) == _fingerprint(requirements):
         return
     if not Path(_bin("python", env)).exists():
-        print(f"Creating a virtual environment in {env} ...", flush=True)
+        print(f"Creating a virtual environment in {env} ...", flush=True, file=output)
         venv.create(env, with_pip=True)
     print(f"Installing the course's requirements ({name}) into {env} (the first time takes a "
-          "few minutes) ...", flush=True)
+          "few minutes) ...", flush=True, file=output)
     ARTIFACTS.mkdir(exist_ok=True)
     pins = ARTIFACTS / f"requirements-{env.name}-{name}.txt"
     pins.write_text(requirements)
     pip = [_bin("python", env), "-m", "pip", "install", "--disable-pip-version-check", "-q"]
-    subprocess.run(pip + ["--upgrade", "pip"], check=True)
+    subprocess.run(pip + ["--upgrade", "pip"], check=True, stdout=output, stderr=output)
     subprocess.run(pip + ([] if compile_all else ["--no-compile"]) + ["-r", str(pins), "-e", str(ROOT)],
-                   check=True)
+                   check=True, stdout=output, stderr=output)
     stamps[name] = _fingerprint(requirements)
     (env / ".tio-installed").write_text(json.dumps(stamps))
 
@@ -276,17 +277,59 @@ class Stages:
         return "\n".join(lines)
 
 
-def run_all_checks() -> int:
+def run_all_checks(compat: CompatEnvironment | None = None) -> int:
     """The full suite: pytest, the ipywidgets 7.7 environment, the Binder build, the benchmark;
     each stage's time printed at the end, passed or not."""
     stages = Stages()
     try:
-        return _run_stages(stages.start)
+        return _run_stages(stages.start, compat)
     finally:
         print("\n" + stages.summary(), flush=True)
 
 
-def _run_stages(_stage) -> int:
+def compat_requirements() -> str:
+    """Stage 2's environment: the test requirements with Colab's ipywidgets 7.7, without the
+    browser and website tools it does not run."""
+    text = learner_requirements(gpu=False, triton=False) + TEST_REQUIREMENTS.read_text()
+    pins = [line for line in text.splitlines()
+            if not line.startswith(("playwright==", "pytest-xdist==", "sphinx", "myst-",
+                                    "pydata-sphinx-theme=="))]
+    return "\n".join("ipywidgets==7.7.*" if line.startswith("ipywidgets==") else line
+                     for line in pins) + "\n"
+
+
+class CompatEnvironment(threading.Thread):
+    """Stage 2's environment, installed beside the main one: pip unpacking and writing is mostly
+    one core's work, so the two installs take hardly longer than one. Its output goes to a log,
+    printed when stage 2 needs it."""
+
+    def __init__(self) -> None:
+        super().__init__(daemon=True)
+        self.log = ARTIFACTS / "ipywidgets7-environment.log"
+        self.error: BaseException | None = None
+        self.requirements = compat_requirements()   # here: what it prints is not interleaved
+
+    def run(self) -> None:
+        ARTIFACTS.mkdir(exist_ok=True)
+        try:
+            with self.log.open("w") as out:
+                # Its kernels run unsandboxed (tests/nbrun.py): bytecode is written on first
+                # import, for the few modules imported, not for all 15,000 files at install.
+                ensure_environment(COMPAT_VENV, self.requirements, compile_all=False,
+                                   output=out)
+        except BaseException as err:  # noqa: BLE001 - reported by ready(), in the main thread
+            self.error = err
+
+    def ready(self) -> bool:
+        self.join()
+        print(self.log.read_text() if self.log.exists() else "", end="", flush=True)
+        if self.error is not None:
+            print(f"Setting up the ipywidgets 7.7 environment failed ({self.error}).", flush=True)
+            return False
+        return True
+
+
+def _run_stages(_stage, compat: CompatEnvironment | None = None) -> int:
     _stage("1/4 pytest: unit tests, every notebook, wrong answers, nbgrader pipeline, browser")
     # The website's tests run in stage 3, once this stage has stored the executed notebooks.
     args = [_bin("python"), "-m", "pytest", "-q", "-n", "auto", "--dist", "loadfile",
@@ -297,39 +340,35 @@ def _run_stages(_stage) -> int:
 
     _stage("2/4 ipywidgets 7.7 (what Colab ships): helper and widget tests, the notebooks with "
            "widgets")
-    text = learner_requirements(gpu=False, triton=False) + TEST_REQUIREMENTS.read_text()
-    pins = [line for line in text.splitlines()
-            if not line.startswith(("playwright==", "sphinx", "myst-", "pydata-sphinx-theme=="))]
-    pins = [("ipywidgets==7.7.*" if line.startswith("ipywidgets==") else line) for line in pins]
-    # Its kernels run unsandboxed (tests/nbrun.py): bytecode is written on first import, for
-    # the few modules imported, instead of for all 15,000 files at install.
-    ensure_environment(COMPAT_VENV, "\n".join(pins) + "\n", compile_all=False)
+    if compat is None:
+        compat = CompatEnvironment()
+        compat.start()
+    if not compat.ready():
+        return 1
     probe = "import ipywidgets as w; assert w.__version__.startswith('7.7'), w.__version__; " \
             "print('ipywidgets', w.__version__)"
     if subprocess.run([_bin("python", COMPAT_VENV), "-c", probe]).returncode != 0:
         return 1
     args = [_bin("python", COMPAT_VENV), "-m", "pytest", "-q", "-p", "no:cacheprovider",
-            "-n", "auto", "--dist", "loadfile", *COMPAT_TESTS,
+            *COMPAT_TESTS,
             *sorted(str(p.relative_to(ROOT)) for p in ROOT.glob("tests/test_viz_*.py"))]
     print("+ " + " ".join(args), flush=True)
     if subprocess.run(args, cwd=ROOT, env=_with_path(COMPAT_VENV)).returncode != 0:
         return 1
 
-    _stage("3/4 Binder build, website, GPU check on the CPU: the Binder environment built the "
-           "way repo2docker would (without Docker); meanwhile the website's checks and the GPU "
-           "check's path on the CPU")
-    # Three independent jobs, slow for different reasons (pip's unpacking, a browser, notebooks):
-    # run together. The website's and the GPU check's logs go to files, printed after, so the
-    # outputs do not interleave.
+    _stage("3/4 Binder build and website: the Binder environment built the way repo2docker "
+           "would (without Docker); meanwhile the website's checks")
+    # Two independent jobs, slow for different reasons (pip's unpacking, a browser): run
+    # together. The website's log goes to a file, printed after, so the outputs do not
+    # interleave. (The GPU check's CPU path ran every notebook a fifth time here; stage 1's
+    # tests/test_notebooks.py runs them on the device the notebooks pick themselves, and
+    # tests/test_gpu_check.py runs the command.)
     ARTIFACTS.mkdir(exist_ok=True)
-    site_log, gpu_log = ARTIFACTS / "site-tests.log", ARTIFACTS / "gpu-check.log"
+    site_log = ARTIFACTS / "site-tests.log"
     background = {
         "the website: build, then check it in Chromium (tests/test_site.py)": (
             [_bin("python"), "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "site",
              "tests/test_site.py"], site_log),
-        "the GPU check's path on the CPU": (
-            [_bin("python"), *GPU_CHECK, "--allow-cpu", "--output", str(ARTIFACTS / "gpu-check")],
-            gpu_log),
     }
     running = []
     for title, (args, log_path) in background.items():
@@ -521,6 +560,10 @@ def main(argv: list[str]) -> int:
                               cwd=ROOT).returncode
     if command == "lab":
         return lab(rest)
+    compat = None
+    if command == "test" and not rest:
+        compat = CompatEnvironment()   # stage 2's environment, installed meanwhile
+        compat.start()
     try:
         ensure_environment()
     except subprocess.CalledProcessError as err:
@@ -532,7 +575,7 @@ def main(argv: list[str]) -> int:
         return quick(rest[1:])
     if command == "test" and not rest:
         try:
-            return run_all_checks()
+            return run_all_checks(compat)
         except subprocess.CalledProcessError as err:
             print(f"Setting up the ipywidgets 7.7 environment failed ({err}).", file=sys.stderr)
             return 1
