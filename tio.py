@@ -170,14 +170,11 @@ def _stamps(env: Path) -> dict[str, str]:
 
 
 def ensure_environment(env: Path = VENV, requirements: str | None = None, *,
-                       name: str = "test", compile_all: bool = True, output=None) -> None:
+                       name: str = "test", output=None) -> None:
     """Create ``env`` and install ``requirements`` (default: what `test` needs) plus the
     helper package.
 
-    ``compile_all=False``: no bytecode at install time (Python compiles what is imported, on
-    first import). Only for an environment whose kernels can write it: a sandboxed kernel sees
-    the environment read-only and would compile torch from source on every start. ``output``:
-    a file for what is printed (default: this process's stdout and stderr).
+    ``output``: a file for what is printed (default: this process's stdout and stderr).
 
     Skipped when the same requirements were installed there before: the stamp file keeps one
     fingerprint per named set ("learner", "test"), so `lab` after `test` installs nothing.
@@ -201,8 +198,8 @@ def ensure_environment(env: Path = VENV, requirements: str | None = None, *,
     pins.write_text(requirements)
     pip = [_bin("python", env), "-m", "pip", "install", "--disable-pip-version-check", "-q"]
     subprocess.run(pip + ["--upgrade", "pip"], check=True, stdout=output, stderr=output)
-    subprocess.run(pip + ([] if compile_all else ["--no-compile"]) + ["-r", str(pins), "-e", str(ROOT)],
-                   check=True, stdout=output, stderr=output)
+    subprocess.run(pip + ["-r", str(pins), "-e", str(ROOT)], check=True, stdout=output,
+                   stderr=output)
     stamps[name] = _fingerprint(requirements)
     (env / ".tio-installed").write_text(json.dumps(stamps))
 
@@ -313,10 +310,9 @@ class CompatEnvironment(threading.Thread):
         ARTIFACTS.mkdir(exist_ok=True)
         try:
             with self.log.open("w") as out:
-                # Its kernels run unsandboxed (tests/nbrun.py): bytecode is written on first
-                # import, for the few modules imported, not for all 15,000 files at install.
-                ensure_environment(COMPAT_VENV, self.requirements, compile_all=False,
-                                   output=out)
+                # Precompiled as usual (--no-compile was tried: it moved 45 s of compiling
+                # from this install, hidden beside the main one, into stage 2's first imports).
+                ensure_environment(COMPAT_VENV, self.requirements, output=out)
         except BaseException as err:  # noqa: BLE001 - reported by ready(), in the main thread
             self.error = err
 
