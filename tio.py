@@ -274,9 +274,10 @@ class Stages:
         return "\n".join(lines)
 
 
-def run_all_checks(compat: CompatEnvironment | None = None) -> int:
-    """The full suite: pytest, the ipywidgets 7.7 environment, the Binder build, the benchmark;
-    each stage's time printed at the end, passed or not."""
+def run_all_checks(compat: CompatEnvironment) -> int:
+    """The full suite: pytest, the ipywidgets 7.7 environment (``compat``, started before the
+    main one was installed), the Binder build, the benchmark; each stage's time printed at the
+    end, passed or not."""
     stages = Stages()
     try:
         return _run_stages(stages.start, compat)
@@ -325,7 +326,7 @@ class CompatEnvironment(threading.Thread):
         return True
 
 
-def _run_stages(_stage, compat: CompatEnvironment | None = None) -> int:
+def _run_stages(_stage, compat: CompatEnvironment) -> int:
     _stage("1/4 pytest: unit tests, every notebook, wrong answers, nbgrader pipeline, browser")
     # The website's tests run in stage 3, once this stage has stored the executed notebooks.
     args = [_bin("python"), "-m", "pytest", "-q", "-n", "auto", "--dist", "loadfile",
@@ -336,9 +337,6 @@ def _run_stages(_stage, compat: CompatEnvironment | None = None) -> int:
 
     _stage("2/4 ipywidgets 7.7 (what Colab ships): helper and widget tests, the notebooks with "
            "widgets")
-    if compat is None:
-        compat = CompatEnvironment()
-        compat.start()
     if not compat.ready():
         return 1
     probe = "import ipywidgets as w; assert w.__version__.startswith('7.7'), w.__version__; " \
@@ -361,24 +359,19 @@ def _run_stages(_stage, compat: CompatEnvironment | None = None) -> int:
     # tests/test_gpu_check.py runs the command.)
     ARTIFACTS.mkdir(exist_ok=True)
     site_log = ARTIFACTS / "site-tests.log"
-    background = {
-        "the website: build, then check it in Chromium (tests/test_site.py)": (
-            [_bin("python"), "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "site",
-             "tests/test_site.py"], site_log),
-    }
-    running = []
-    for title, (args, log_path) in background.items():
-        print("+ " + " ".join(args) + f"  (log: {log_path})", flush=True)
-        log = log_path.open("w")
-        running.append((title, log_path, log, subprocess.Popen(
-            args, cwd=ROOT, env=_with_path(VENV), stdout=log, stderr=subprocess.STDOUT)))
-    args = [sys.executable, str(ROOT / "binder" / "check.py"), "--output", str(ARTIFACTS / "binder")]
-    print("+ " + " ".join(args), flush=True)
-    failed = subprocess.run(args, cwd=ROOT).returncode != 0
-    for title, log_path, log, process in running:
-        failed |= process.wait() != 0
-        log.close()
-        print(f"\n---- {title}\n{log_path.read_text()}", flush=True)
+    args = [_bin("python"), "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "site",
+            "tests/test_site.py"]
+    print("+ " + " ".join(args) + f"  (log: {site_log})", flush=True)
+    with site_log.open("w") as log:
+        site = subprocess.Popen(args, cwd=ROOT, env=_with_path(VENV), stdout=log,
+                                stderr=subprocess.STDOUT)
+        args = [sys.executable, str(ROOT / "binder" / "check.py"), "--output",
+                str(ARTIFACTS / "binder")]
+        print("+ " + " ".join(args), flush=True)
+        failed = subprocess.run(args, cwd=ROOT).returncode != 0
+        failed |= site.wait() != 0
+    print(f"\n---- the website: build, then check it in Chromium (tests/test_site.py)\n"
+          f"{site_log.read_text()}", flush=True)
     if failed:
         return 1
 
@@ -556,10 +549,9 @@ def main(argv: list[str]) -> int:
                               cwd=ROOT).returncode
     if command == "lab":
         return lab(rest)
-    compat = None
-    if command == "test" and not rest:
-        compat = CompatEnvironment()   # stage 2's environment, installed meanwhile
-        compat.start()
+    compat = CompatEnvironment() if command == "test" and not rest else None
+    if compat is not None:
+        compat.start()   # stage 2's environment, installed beside the main one
     try:
         ensure_environment()
     except subprocess.CalledProcessError as err:
@@ -569,12 +561,8 @@ def main(argv: list[str]) -> int:
         return 1
     if command == "test" and rest[:1] == ["--quick"]:
         return quick(rest[1:])
-    if command == "test" and not rest:
-        try:
-            return run_all_checks(compat)
-        except subprocess.CalledProcessError as err:
-            print(f"Setting up the ipywidgets 7.7 environment failed ({err}).", file=sys.stderr)
-            return 1
+    if compat is not None:
+        return run_all_checks(compat)
     if command == "site":
         args = [_bin("python"), str(ROOT / "website" / "build.py"), *rest]
     else:

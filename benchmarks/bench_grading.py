@@ -241,12 +241,13 @@ def main() -> int:
     totals = {r: sum(phases[r].values()) for r in runs_shown}
     print(f"  {'total':<14}" + "".join(f" {totals[r]:10.2f}" for r in runs_shown))
     # What the command spent beyond grading notebooks on its workers: preparing the
-    # assignment, the reference run of the solution, handing jobs out, recording.
+    # assignment, the reference run of the solution (unless kept from an earlier run: see
+    # autograder/pipeline/reference_cache.py), handing jobs out, recording.
     overhead = {"parallel": parallel, "cluster": results.get(cluster_name)}
     print(f"  {'not grading':<14}" + "".join(
         f" {overhead[r] - totals[r] * args.n / args.jobs:10.2f}" for r in runs_shown)
         + "  (whole command minus notebooks x total / workers: setup, the reference run of the"
-        " solution, hand-offs, recording)")
+        " solution unless kept, hand-offs, recording)")
     if args.require_cluster is not None and cluster_name in results:
         ratio = parallel / results[cluster_name]
         if ratio < args.require_cluster:

@@ -171,10 +171,14 @@ def _privilege_drop(uid: int) -> list[str]:
             "--bounding-set=-all", "--no-new-privs", "--"]
 
 
+# Merged-/usr systems link these into /usr; older ones have real folders.
+TOP_FOLDERS = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
+
+
 def _usr_links() -> list[str]:
-    """Merged-/usr systems link /bin, /lib... into /usr; older ones have real folders."""
+    """Each of TOP_FOLDERS as the host has it: a link into /usr, or the real folder bound."""
     args: list[str] = []
-    for name in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):
+    for name in TOP_FOLDERS:
         path = Path("/") / name
         if path.is_symlink():
             args += ["--symlink", os.readlink(path), str(path)]
@@ -203,7 +207,7 @@ def _python_dirs(hidden: list[Path]) -> list[Path]:
 
 def mounted_folders() -> list[Path]:
     """Host folders every sandbox sees (read-only): what must never hold a secret."""
-    real = [Path("/") / n for n in ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
+    real = [Path("/") / n for n in TOP_FOLDERS
             if (Path("/") / n).is_dir() and not (Path("/") / n).is_symlink()]
     return [Path("/usr"), *(Path("/etc") / n for n in ETC_FILES), *real, *_python_dirs([])]
 
