@@ -49,7 +49,7 @@ REPORT_JSON = ROOT / "benchmarks" / "drift-report.json"
 # notebook server, nbgrader's Validate) never changes what a kernel computes, and its
 # pins can clash with an entry's older ipykernel/traitlets. The browser tests cover it.
 FRONT_END = ("jupyterlab", "notebook", "nbgrader", "nbconvert")
-PROBE_EXTRAS = ["pytest"]  # tests/test_wrong_answers.py, whose probe notebook is reused
+PROBE_EXTRAS = ["pytest"]  # tests/probes.py's probe notebook, reused
 
 
 @dataclass(frozen=True)

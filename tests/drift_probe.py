@@ -7,7 +7,7 @@ For each assignment, three runs, each in a fresh kernel:
   ``TENSORCOURSE_DEVICE``): a CUDA build without a driver must take its CPU path by itself.
 * ``wrong_answers``: every exercise's whole test cell (visible and hidden) against the
   reference answer and against each wrong answer of ``tests/wrong_answers/`` and the stub
-  (the probe notebook of tests/test_wrong_answers.py): every wrong one must fail, every
+  (the probe notebook of tests/probes.py): every wrong one must fail, every
   right one pass.
 * ``student``: the student notebook (``notebooks/``) with the reference answers filled in:
   a correct learner never fails a visible test.
@@ -98,9 +98,11 @@ def probe_solution(assignment: str, workdir: Path) -> dict:
 
 def probe_wrong_answers(assignment: str, workdir: Path) -> dict:
     import nbformat
-    from test_wrong_answers import _probe_notebook
 
-    nb, probes = _probe_notebook(assignment)
+    from probes import probe_notebook
+
+    probe = probe_notebook(assignment)
+    nb, probes = probe.nb, probe.probes
     path = workdir / f"probe-{assignment}.ipynb"
     nbformat.write(nb, path)
     ran, seconds = _timed(path, workdir)

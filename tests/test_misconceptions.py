@@ -1,7 +1,7 @@
 """The course's misconception catalog and how a check names one (tensorcourse.misconceptions).
 
 Fast: no kernel. That every wrong answer is rejected by a check naming its misconception is
-tests/test_wrong_answers.py; that the feedback page shows it, tests/test_grading_units.py.
+tests/test_notebooks.py (its probe run); that the feedback page shows it, tests/test_grading_units.py.
 """
 
 from __future__ import annotations

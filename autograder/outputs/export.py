@@ -11,8 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..course import CourseError
-from ..pipeline.gradebook import db_url, status
-from ..pipeline.unit import NOT_GRADED
+from ..pipeline.gradebook import NOT_GRADED, db_url, status
 from . import lms, spreadsheet
 
 # score: after the late penalty (nbgrader's export does the same); late_penalty: the points a

@@ -15,9 +15,13 @@ import logging
 from pathlib import Path
 
 from ..course import base_config, notebook_names
-from .unit import NOT_GRADED
 
 log = logging.getLogger("autograder")
+
+# A notebook the grader could not grade (a grader failure, never a score). Defined here, with
+# the reader of statuses, so that exports and the term need not import the grading unit (and
+# torch with it): 5 s of start-up for every `export`.
+NOT_GRADED = "not graded"
 
 
 def db_url(workdir: Path) -> str:

@@ -41,6 +41,7 @@ from ..sandbox.flood import FLOOD_IOPUB_WAIT, MAX_MESSAGE_BYTES, BoundedKernelCl
 from ..sandbox.launch import MIB, Limits, kernel_manager
 from ..sandbox.scratch import measure, private_folder, unlinked_bytes
 from .execute import SurvivingExecute
+from .gradebook import NOT_GRADED
 
 # A loaded machine can deliver a cell's last output seconds after its reply: wait for it (the
 # pass tokens are in it), never drop it.
@@ -68,8 +69,6 @@ class Job:
     # test's checks are decided again here against these. None: no reference (its own run).
     reference: dict[str, list[dict]] | None = None
 
-
-NOT_GRADED = "not graded"
 
 
 def not_graded(student: str, assignment: str, notebook: str, why: str) -> Outcome:

@@ -8,7 +8,7 @@ really make, not the untouched stub (that one is tested anyway).
 
 ``misconception`` names the belief the mistake embodies (``tensorcourse.misconceptions``):
 a key of the assignment's own notebook (``"reduction-keeps-dim"``) or a full id of another
-notebook's (``"04/view-copies"``). tests/test_wrong_answers.py holds that the hidden check
+notebook's (``"04/view-copies"``). tests/test_notebooks.py holds that the hidden check
 rejecting the answer names exactly that misconception on the last line of its message.
 """
 
