@@ -19,8 +19,8 @@ from ..course import base_config, notebook_names
 log = logging.getLogger("autograder")
 
 # A notebook the grader could not grade (a grader failure, never a score). Defined here, with
-# the reader of statuses, so that exports and the term need not import the grading unit (and
-# torch with it): 5 s of start-up for every `export`.
+# the reader of statuses, so that `export` need not import the grading unit (and torch with
+# it): that was 5 s of start-up for every export.
 NOT_GRADED = "not graded"
 
 
