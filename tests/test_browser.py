@@ -214,13 +214,27 @@ def _started(page, code_cell: int, timeout_s: float = 20) -> bool:
     return False
 
 
+def _start(page, code_cell: int, item: str) -> None:
+    """Choose ``item`` from the Run menu until code cell ``code_cell`` is queued or running.
+
+    A click can run nothing: while the kernel is still connecting, or (seen once in CI, on a
+    loaded machine) when the menu opens under a click that selected the cell too late. Each
+    try first selects the cell again; a run that did start is never started twice.
+    """
+    for _attempt in range(3):
+        if code_cell:
+            page.locator(f"{PANEL} .jp-CodeCell").nth(code_cell).locator(
+                ".jp-InputPrompt").click()
+        _menu(page, "Run", item)
+        if _started(page, code_cell):
+            return
+    pytest.fail(f"'{item}' at code cell {code_cell} ran nothing in 3 tries; prompts "
+                f"{page.evaluate(_PROMPTS)}")
+
+
 def _run_everything(page) -> int:
     """Run All Cells, then resume below each cell a kernel error stopped; return the rounds."""
-    for _attempt in range(3):
-        # A click that lands while the kernel is still connecting runs nothing: try again.
-        _menu(page, "Run", "Run All Cells")
-        if _started(page, 0):
-            break
+    _start(page, 0, "Run All Cells")
     _wait_for_run(page, 0)
     rounds = 1
     while True:
@@ -231,8 +245,7 @@ def _run_everything(page) -> int:
         assert rounds < 30, f"cells never ran: {todo}"
         # An error stops the queue (the kernel aborts what follows): select the first cell
         # that did not run and carry on from there, as a learner would.
-        page.locator(f"{PANEL} .jp-CodeCell").nth(todo[0]).locator(".jp-InputPrompt").click()
-        _menu(page, "Run", "Run Selected Cell and All Below")
+        _start(page, todo[0], "Run Selected Cell and All Below")
         _wait_for_run(page, todo[0])
         rounds += 1
 
