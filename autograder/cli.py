@@ -12,7 +12,7 @@ import os
 import sys
 from pathlib import Path
 
-from .course import DEFAULT_CELL_TIMEOUT, DEFAULT_WORKDIR, CourseError, resolve_assignments
+from .course import DEFAULT_CELL_TIMEOUT, DEFAULT_WORKDIR, VARIANTS, CourseError, resolve_assignments
 from .sandbox.launch import Limits
 from .terminal import safe
 
@@ -80,6 +80,10 @@ def _subparser(command: str) -> argparse.ArgumentParser:
         sp.add_argument("--scheduler", default=None, metavar="tcp://HOST:8786",
                         help="grade on this Dask cluster's workers (each in its sandbox); "
                         "outcomes are recorded here. See autograder/README.md")
+        sp.add_argument("--variants", type=Path, default=VARIANTS, metavar="DIR",
+                        help="the folder of per-student variant manifests, <assignment>.json "
+                        "(default: variants/ in the repo); an assignment without one is graded "
+                        "on its published exercises")
         workdir_arg()
     elif command == "feedback":
         sp.add_argument("assignments", nargs="*", help="assignment names (default: all)")
@@ -332,7 +336,8 @@ def _grade(args: argparse.Namespace) -> int:
                                          progress=not args.no_progress,
                                          retry_failed=args.retry_failed, students=args.student,
                                          scheduler=args.scheduler,
-                                         fresh_references=args.fresh_references)
+                                         fresh_references=args.fresh_references,
+                                         variants=args.variants)
     # Everything below may quote a submission (names, cell types, errors): printed via safe().
     for note in notes_seen:
         print(f"note: {safe(note)}")

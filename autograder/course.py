@@ -20,6 +20,8 @@ from traitlets.config import Config
 REPO = Path(__file__).resolve().parent.parent
 SOLUTIONS = REPO / "solutions"
 NOTEBOOKS = REPO / "notebooks"
+# Per-student variants: one manifest per assignment, <assignment>.json (`autograder variants`).
+VARIANTS = REPO / "variants"
 DEFAULT_WORKDIR = REPO / ".grading"
 PYPROJECT = REPO / "pyproject.toml"
 README = REPO / "README.md"

@@ -7,13 +7,14 @@ Layout (one concern per module):
   median, CUDA synchronized).
 * :mod:`tensorcourse.check`: feedback helpers for exercise test cells.
 * :mod:`tensorcourse.fakework`: recording fake workloads that timing exercises are graded on.
+* :mod:`tensorcourse.variants`: per-student variants of predict exercises (``tc.variants``).
 
 Notebooks do ``import tensorcourse as tc`` and ``device = tc.setup()``.
 """
 
 from __future__ import annotations
 
-from . import check, viz
+from . import check, variants, viz
 from .device import banner, describe, has_cuda, pick_device, setup, torch_build, why_cpu
 from .timing import Timing, format_seconds, measure, synchronize
 
@@ -31,6 +32,7 @@ __all__ = [
     "synchronize",
     "Timing",
     "torch_build",
+    "variants",
     "viz",
     "why_cpu",
 ]

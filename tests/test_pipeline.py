@@ -13,6 +13,11 @@ and, for the first assignment only (they test the pipeline, not the content):
   exits       an exercise calls exit() (the kernel stops)   -> earlier full, later 0, recorded
   garbled     not a notebook at all                        -> 0, reported, others unaffected
   zipped      full solution submitted as <student>.zip      -> full
+and, for notebook 03, per-student variants (a manifest frozen for these three alone; the
+others are graded on the published exercises, with a note):
+  variant-own        solved, its own variants of Ex2 and Ex5 answered right -> full
+  variant-copies     variant-own's predictions copied, in order            -> copied_score
+  variant-published  the published solution's predictions, re-keyed       -> at most 1 - min_from_0/10
 and, where the sandbox is available, the attacks on single exercises of other notebooks
 (``OTHER_ATTACKS`` in tests/attacks.py: 06, 09, 10), each submitting only its notebook ->
 every cell 0. They are graded in the same run as the honest students, whose full-marks and
@@ -27,6 +32,7 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import json
 import subprocess
 import sys
 import sysconfig
@@ -37,6 +43,7 @@ import nbformat
 import pytest
 
 from attacks import OTHER_ATTACKS
+from autograder.outputs import report
 from autograder.pipeline.gradebook import cell_scores
 from autograder.sandbox.launch import unavailable
 from coursefiles import (
@@ -50,6 +57,8 @@ from coursefiles import (
     solution_path,
     with_replacements,
 )
+from tensorcourse.variants import SPECS, freeze, params_for
+from variant_answers import answer_cell, answer_id, right
 from wrong_answers import wrong_answers
 
 pytestmark = pytest.mark.slow
@@ -66,6 +75,9 @@ FIRST = ALL[0]
 # (a cold torch.compile included). The edge-case run uses a short one so the infinite loop
 # costs seconds, not a minute.
 EDGE_CELL_TIMEOUT = 15
+VARIANT = "03-indexing-and-views"
+VARIANT_STUDENTS = ("variant-own", "variant-copies", "variant-published")
+VARIANT_SPECS = [s for s in SPECS.values() if s.exercise.startswith(f"{VARIANT}/")]
 
 
 def _tests_of(assignment: str) -> list[str]:
@@ -108,6 +120,19 @@ def graded(tmp_path_factory):
         _write(with_replacements(rel, {gid: table[gid][0].source for gid in _answers_of(a) if gid in table}),
                subs, "mistaken", a)
 
+    variants = tmp_path_factory.mktemp("variants")
+    manifest = freeze(VARIANT_SPECS, VARIANT, VARIANT_STUDENTS, b"the pipeline test's secret, 32 B")
+    (variants / f"{VARIANT}.json").write_text(json.dumps(manifest))
+    given = {s: {spec.exercise: params_for(manifest, spec.exercise, s)[1] for spec in VARIANT_SPECS}
+             for s in VARIANT_STUDENTS}
+    own = given["variant-own"]
+    for student, source in (("variant-own", lambda spec: right(spec, own[spec.exercise])),
+                            ("variant-copies", lambda spec: right(spec, own[spec.exercise])),
+                            ("variant-published", lambda spec: spec.answers0)):
+        cells = {answer_id(spec): answer_cell(spec, given[student][spec.exercise], source(spec))
+                 for spec in VARIANT_SPECS}
+        _write(with_replacements(_solved(VARIANT), cells), subs, student, VARIANT)
+
     for a, students in ATTACKERS.items():
         rel = read(release_path(a))
         for student, (_what, build) in students.items():
@@ -135,10 +160,13 @@ def graded(tmp_path_factory):
                *names]
         if timeout:
             cmd += ["--timeout", str(timeout)]
+        else:
+            cmd += ["--variants", str(variants)]
         if unavailable():  # no bubblewrap here: the pipeline is still tested, unsandboxed
             cmd += ["--no-sandbox"]
         runs.append(subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=3000))
-    return {"subs": subs, "edge": edge, "workdir": workdir, "runs": runs, "before": before}
+    return {"subs": subs, "edge": edge, "workdir": workdir, "runs": runs, "before": before,
+            "manifest": manifest, "given": given}
 
 
 def _scores(graded, assignment, student):
@@ -247,6 +275,53 @@ def test_feedback_and_export(graded):
     assert by_key[("no-tests", FIRST)]["status"] == "graded"
     if len(ALL) > 1:  # edge-case students submitted only the first assignment
         assert by_key[("loops", ALL[1])]["status"] == "not submitted"
+
+
+def test_each_student_is_graded_on_their_own_variant(graded):
+    """Issue #31's bar, through the real pipeline: right answers to one's own variant earn full
+    marks; the same predictions copied, in order, onto a classmate's variant earn exactly what
+    the spec says a copy is worth (decided outside the sandbox, against torch's answers for
+    that variant); the published solution's, at most 1 - min_from_0/10. The results, the
+    feedback page and the class report say which variant each student had."""
+    if "Problems:" in graded["runs"][0].stdout:
+        problems = graded["runs"][0].stdout.split("Problems:", 1)[1]
+        assert not any(f"{s}/" in problems for s in VARIANT_STUDENTS), problems
+    # The others were graded on the published exercises, and the run says so.
+    assert "full-marks" in graded["runs"][0].stdout.split("not in its manifest")[1].split("\n")[0]
+    given, own = graded["given"], graded["given"]["variant-own"]
+    full = _scores(graded, VARIANT, "variant-own")
+    assert all(s == m for s, m in full.values()), full
+    for student, source in (("variant-copies", own), ("variant-published", None)):
+        scores = _scores(graded, VARIANT, student)
+        for spec in VARIANT_SPECS:
+            gid = spec.exercise.split("/")[1]
+            copied = spec.copied_score(source[spec.exercise] if source else spec.variant0,
+                                        given[student][spec.exercise])
+            assert scores[gid][0] == pytest.approx(scores[gid][1] * copied), (student, gid, scores)
+            assert scores[gid][0] < scores[gid][1]
+            if source is None:
+                assert copied <= 1 - spec.min_from_0 / len(spec.answers0)
+        # Their other exercises are solved: only the predictions differ.
+        assert all(s == m for g, (s, m) in scores.items()
+                   if g not in {x.exercise.split("/")[1] for x in VARIANT_SPECS}), scores
+    workdir = graded["workdir"]
+    result = json.loads((workdir / "results" / "variant-copies" / VARIANT / f"{VARIANT}.json").read_text())
+    numbers = {t["grade_id"]: t["variant"] for t in result["tests"] if t.get("variant") is not None}
+    assert numbers == {spec.exercise.split("/")[1]: params_for(graded["manifest"], spec.exercise,
+                                                               "variant-copies")[0]
+                       for spec in VARIANT_SPECS} and all(numbers.values())
+    fb = subprocess.run([sys.executable, "-m", "autograder", "feedback", VARIANT, "--workdir",
+                         str(workdir)], cwd=REPO, capture_output=True, text=True)
+    assert fb.returncode == 0, fb.stdout + fb.stderr
+    page = (workdir / "feedback" / "variant-copies" / VARIANT / f"{VARIANT}.html").read_text()
+    assert all(f"your variant: {n}" in page for n in numbers.values())
+    assert "your variant" not in (workdir / "feedback" / "full-marks" / VARIANT /
+                                  f"{VARIANT}.html").read_text()
+    rep = report.build(workdir, assignments=[VARIANT])[0]
+    assert {g: v["variant-copies"] for g, v in rep.variants.items()} == numbers
+    assert all("full-marks" not in v for v in rep.variants.values())
+    html = report.assignment_page(rep)
+    assert "<h2>Variants</h2>" in html and '<td class="msg">variant-copies</td>' in html
 
 
 def test_bad_input_gets_a_clear_error(tmp_path):

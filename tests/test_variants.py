@@ -18,8 +18,20 @@ from pathlib import Path
 
 import pytest
 
+import variant_answers
+from autograder.judge import values
+from autograder.judge import variants as judge_variants
 from coursefiles import read, solution_path
-from tensorcourse.variants import FILE_NAME, SPECS, VariantError, freeze, load, mine, params_for
+from tensorcourse.variants import (
+    FILE_NAME,
+    GRADER_ENV,
+    SPECS,
+    VariantError,
+    freeze,
+    load,
+    mine,
+    params_for,
+)
 from tensorcourse.variants.indexing import OUTCOMES, SHARING
 
 REPO = Path(__file__).resolve().parent.parent
@@ -27,21 +39,28 @@ SECRET = b"a course secret of 32 bytes....."
 CLASS = [f"s{i:02d}" for i in range(30)]
 
 
-@pytest.mark.parametrize("spec, listed, predicted", [
-    (SHARING, "SHARING_EXPRESSIONS", "predicted_sharing"),
-    (OUTCOMES, "SHAPE_EXPRESSIONS", "predicted_outcomes")])
-def test_variant_0_is_the_exercise_as_the_notebook_publishes_it(spec, listed, predicted):
-    """The spec repeats notebook 03's expressions and x: if the notebook changes and the spec
-    does not, variant 0 is no longer what self-study shows. torch's answers for it are the
-    solution's."""
+@pytest.mark.parametrize("spec, name, predicted", [
+    (SHARING, "SHARING", "predicted_sharing"), (OUTCOMES, "OUTCOMES", "predicted_outcomes")])
+def test_variant_0_is_the_exercise_as_the_notebook_publishes_it(spec, name, predicted):
+    """Notebook 03 takes its x and expressions from the spec (the learner's variant, variant 0
+    in self-study), and so do its hidden tests; the answer stub and the solution are written
+    out for variant 0: if the spec changes and the notebook does not, they disagree here.
+    torch's answers for variant 0 are the solution's."""
     nb = read(solution_path("03-indexing-and-views"))
+    code = [c.source for c in nb.cells if c.cell_type == "code"]
+    release = [c for c in code if f"tc.variants.yours(tc.variants.{name}, answer={predicted!r}"
+               .replace("'", '"') in c]
+    assert len(release) == 1 and "x = tc.variants.indexing.base(" in release[0]
+    tests = [c for c in code if f"_variant = tc.variants.mine(tc.variants.{name})[1]" in c]
+    assert len(tests) == 1 and f"tc.check.same_value({predicted}[_expr]" in tests[0]
+    answer = next(c for c in code if c.startswith(f"{predicted} = {{"))
+    stub, solution = answer.split("### BEGIN SOLUTION")
     ns: dict = {}
-    for cell in nb.cells:
-        if cell.cell_type == "code" and (cell.source.startswith(f"{listed} =")
-                                         or f"### BEGIN SOLUTION\n{predicted} =" in cell.source):
-            exec(cell.source.split("### BEGIN SOLUTION")[-1].split("### END SOLUTION")[0], ns)  # noqa: S102
-    assert ns[listed] == spec.variant0["expressions"]
-    assert [ns[predicted][e] for e in ns[listed]] == spec.answers0
+    exec(stub, ns)  # noqa: S102 - the course's own notebook
+    assert list(ns[predicted]) == spec.variant0["expressions"]
+    exec(solution.split("### END SOLUTION")[0], ns)  # noqa: S102
+    assert list(ns[predicted]) == spec.variant0["expressions"]
+    assert list(ns[predicted].values()) == spec.answers0
     assert "x = torch.arange(24).reshape(4, 6)" in "".join(c.source for c in nb.cells)
     assert spec.variant0["shape"] == [4, 6]
 
@@ -224,3 +243,107 @@ def test_the_instructors_command_freezes_and_shows(tmp_path):
                          "--manifest", str(manifest)), "cannot read the course secret")]:
         run = _cli(*args)
         assert run.returncode == 2 and says in run.stderr, (args, run.stderr)
+
+
+# ---- grading a class of 30: the notebook's own hidden tests, decided outside as the grader does
+
+def _hidden_test(spec) -> str:
+    """The solution's test cell of ``spec``'s exercise (visible and hidden parts)."""
+    nb = read(solution_path("03-indexing-and-views"))
+    gid = judge_variants.grade_id(spec)
+    return next(c.source for c in nb.cells if c.cell_type == "code"
+                and c.metadata.get("nbgrader", {}).get("grade_id") == gid)
+
+
+def _run_test(spec, params, answers, monkeypatch, index=1):
+    """Run the exercise's test in this process as the grader's kernel would for a submission
+    of variant ``params`` answering ``answers``: (its recorded checks, the error it raised)."""
+    import torch
+
+    import tensorcourse as tc
+    import tensorcourse.check as check
+
+    if params is spec.variant0:
+        monkeypatch.delenv(GRADER_ENV, raising=False)
+    else:
+        monkeypatch.setenv(GRADER_ENV, json.dumps({spec.exercise: [index, params]}))
+    found: list[dict] = []
+
+    def record(kind, actual, expected, options):
+        found.append({"kind": kind, "actual": {"t": f"builtins.{type(actual).__name__}", "v": actual},
+                      "expected": {"t": f"builtins.{type(expected).__name__}", "v": expected},
+                      "options": options})
+    monkeypatch.setattr(check, "_recorder", record)
+    name = variant_answers.ANSWER_NAMES[spec.exercise]
+    ns = {"torch": torch, "tc": tc, name: dict(zip(params["expressions"], answers)),
+          "SHARING_EXPRESSIONS": params["expressions"], "SHAPE_EXPRESSIONS": params["expressions"]}
+    try:
+        exec(_hidden_test(spec), ns)  # noqa: S102 - the course's own test cell
+    except AssertionError as err:
+        return found, str(err)
+    return found, ""
+
+
+@pytest.mark.parametrize("spec", SPECS.values(), ids=list(SPECS))
+def test_a_class_of_30_is_graded_on_its_own_variants(spec, monkeypatch):
+    """Everyone's right answers earn full marks on their own variant; the student after them
+    (in roster order) copying those answers, in order, earns what `copied_score` says, decided
+    by the grader's own code (autograder.judge.variants, autograder.judge.values) against the
+    records of the notebook's real test; and the published solution re-keyed earns at most
+    1 - min_from_0/10 everywhere."""
+    template, err = _run_test(spec, spec.variant0, spec.answers0, monkeypatch, index=0)
+    assert not err and len(template) == len(spec.answers0)
+    points = 3.0
+    variants = _class_of_30(spec)
+    copied = []
+    for i, (mine_, theirs) in enumerate(zip(variants, variants[1:] + variants[:1])):
+        reference = judge_variants.reference_for(spec, mine_, template)
+        own, err = _run_test(spec, mine_, variant_answers.right(spec, mine_), monkeypatch, i + 1)
+        assert not err and values.decide(reference, own) == "", (mine_, err)
+        # The kernel's records cannot pass for another variant's: the checks differ by name.
+        assert values.decide(judge_variants.reference_for(spec, theirs, template), own) != ""
+        # A classmate's answers, copied in order onto this student's expressions.
+        copy, err = _run_test(spec, mine_, variant_answers.right(spec, theirs), monkeypatch, i + 1)
+        earned = values.partial(reference, copy)
+        assert earned == pytest.approx(points * spec.copied_score(theirs, mine_))
+        assert earned < points and "parts wrong" in err
+        copied.append(earned / points)
+        public, _ = _run_test(spec, mine_, spec.answers0, monkeypatch, i + 1)
+        assert values.partial(reference, public) <= points * (1 - spec.min_from_0 / 10) + 1e-9
+    assert sum(copied) / len(copied) <= spec.chance() + 0.1, copied
+
+
+@pytest.mark.parametrize("spec", SPECS.values(), ids=list(SPECS))
+def test_every_wrong_answer_fails_on_every_variant(spec, monkeypatch):
+    """Each wrong answer of tests/wrong_answers, carried over to each of 30 variants as the
+    same belief about the same kinds of expression, scores below full there, and the check
+    names its misconception wherever the belief contradicts torch."""
+    from wrong_answers import wrong_answers
+
+    table = wrong_answers("03-indexing-and-views")[variant_answers.answer_id(spec)]
+    template, _ = _run_test(spec, spec.variant0, spec.answers0, monkeypatch, index=0)
+    for wrong in table:
+        ns: dict = {}
+        exec(wrong.source, ns)  # noqa: S102 - our own fixture: a dict literal
+        wrong0 = ns[variant_answers.ANSWER_NAMES[spec.exercise]]
+        for i, params in enumerate(_class_of_30(spec)):
+            answers = variant_answers.as_kind(spec, wrong0, params)
+            truth = variant_answers.right(spec, params)
+            if answers == truth:
+                # The belief and torch agree on this variant: only possible where a kind's
+                # answer depends on the shape (Ex5's odd-width strided views).
+                assert spec is OUTCOMES, (wrong.misconception, params)
+                continue
+            records, err = _run_test(spec, params, answers, monkeypatch, i + 1)
+            reference = judge_variants.reference_for(spec, params, template)
+            assert values.partial(reference, records) < 3.0, (wrong.misconception, params)
+            assert wrong.misconception in err, (wrong.misconception, params, err)
+
+
+def test_a_variant_that_no_longer_fits_the_notebook_is_refused_before_grading(monkeypatch):
+    template, _ = _run_test(SHARING, SHARING.variant0, SHARING.answers0, monkeypatch, index=0)
+    with pytest.raises(VariantError, match="made 9 checks for 10"):
+        judge_variants.reference_for(SHARING, SHARING.variant0, template[1:])
+    renamed = [{**template[0], "options": {**template[0]["options"], "name": "other"}}, *template[1:]]
+    with pytest.raises(VariantError, match="does not name the expression"):
+        judge_variants.reference_for(SHARING, SHARING.variant0, renamed)

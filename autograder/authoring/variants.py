@@ -13,10 +13,10 @@ from pathlib import Path
 
 from tensorcourse.variants import SPECS, VariantError, freeze, load, params_for
 
-from ..course import REPO, CourseError
+from ..course import VARIANTS, CourseError
 from ..outputs.lms import read_roster
 
-DEFAULT_FOLDER = REPO / "variants"
+DEFAULT_FOLDER = VARIANTS
 
 
 def manifest_path(assignment: str, given: Path | None) -> Path:

@@ -2,7 +2,7 @@
 
 This file is never imported by the grader, and the sandbox cannot import it (``autograder/``
 is hidden from the kernel): :mod:`autograder.judge.integrity` reads its text and sends it as the
-first cell, then calls ``_tio_make_guard(policy, release_names)`` with this run's values as
+first cell, then calls ``_tio_make_guard(policy, release_names, variants)`` with this run's values as
 data (a JSON text decoded in the kernel), binds what it returns under random names and
 deletes the function. So it imports nothing from ``autograder`` and defines nothing at its top
 level but that one function: everything else is local to it, out of the notebook's globals.
@@ -10,6 +10,8 @@ level but that one function: everything else is local to it, out of the notebook
 ``policy``: the run-time attribute guard's rules (:func:`autograder.judge.rewrite.policy`).
 ``release_names``: ``{sha256 of a release cell: the names it binds}``
 (:func:`autograder.judge.integrity.release_names`).
+``variants``: this submission's variants, ``{exercise: [number, params]}`` (empty: the published
+ones), put where ``tensorcourse.variants.mine`` reads them (:mod:`autograder.judge.variants`).
 
 It returns ``(guard, run_test)``: ``guard(token)`` prints ``TIO-OK token`` when nothing the
 tests rely on changed since the bootstrap, else ``TIO-TAMPER token what``; ``run_test(token,
@@ -19,7 +21,7 @@ prints ``TIO-PASS``/``TIO-FAIL`` and the ``TIO-VALUE`` records the grader decide
 IPython shell of its own.
 """
 
-def _tio_make_guard(policy, release_names):
+def _tio_make_guard(policy, release_names, variants=None):
     import builtins
     import math
     import operator
@@ -40,6 +42,13 @@ def _tio_make_guard(policy, release_names):
     import tensorcourse.check
     import tensorcourse.fakework  # the timing tests' recording workloads (01, 02)
     import tensorcourse.misconceptions
+    import tensorcourse.variants
+    if variants:
+        # This submission's variants, for the notebook to show and its tests to run on; the
+        # grader decides their answers again outside (autograder.judge.variants).
+        import json as _json
+        import os as _os
+        _os.environ[tensorcourse.variants.GRADER_ENV] = _json.dumps(variants)
     shell = get_ipython()
     # A one-line cell also goes through IPython's prefilter: with automagic on, `who('{expr}')`
     # becomes a line magic whose {expr} IPython evaluates in the namespace, unscreened and

@@ -172,13 +172,15 @@ def _grader_cell(source: str, role: str, gid: str = "") -> NotebookNode:
     return cell
 
 
-def instrument(nb: NotebookNode, answer_names: set[str] | None = None) -> tuple[NotebookNode, Plan]:
-    """Add the bootstrap, pass lines and integrity cells (see module docstring)."""
+def instrument(nb: NotebookNode, answer_names: set[str] | None = None,
+               variants: dict | None = None) -> tuple[NotebookNode, Plan]:
+    """Add the bootstrap, pass lines and integrity cells (see module docstring). ``variants``:
+    the submission's own (:func:`autograder.judge.variants.assigned`), passed to the kernel."""
     plan = Plan(guard_name=f"_tio_guard_{secrets.token_hex(12)}",
                 runner_name=f"_tio_test_{secrets.token_hex(12)}")
     aliases = trusted_aliases(nb)
     # The kernel's code as it is in its file; this run's values go to it as data (JSON text).
-    values = json.dumps([policy(), release_names(nb, answer_names or set())])
+    values = json.dumps([policy(), release_names(nb, answer_names or set()), variants or {}])
     cells = [_grader_cell(f"{IN_KERNEL.read_text(encoding='utf-8')}\n"
                           f"{plan.guard_name}, {plan.runner_name} = _tio_make_guard("
                           f"*__import__('json').loads({values!r}))\ndel _tio_make_guard\n",

@@ -81,8 +81,12 @@ def render(student: str, assignment: str, notebook: str, tests: list[TestResult]
         earned = got(t)
         result = "✓ passed" if t.passed else ("◐ partly" if earned else "✗ failed")
         message = escape(t.message if not t.passed else "") + _misconception(t.misconception)
+        # The learner's own variant of a predict exercise: the one to look at when they
+        # compare notes with a classmate (or with the published solution).
+        variant = (f"<br><small>your variant: {t.variant}</small>"
+                   if type(t.variant) is int and t.variant else "")
         rows.append(
-            f"<tr><th scope=\"row\"><code>{escape(t.grade_id)}</code></th>"
+            f"<tr><th scope=\"row\"><code>{escape(t.grade_id)}</code>{variant}</th>"
             f"<td class=\"pts\">{earned:g} / {points.get(t.grade_id, 0.0):g}</td>"
             f"<td class=\"{'pass' if t.passed else 'fail'}\">{result}</td>"
             f"<td class=\"msg\">{message}</td></tr>")

@@ -65,6 +65,8 @@ class AssignmentReport:
     phases: dict[str, float] = field(default_factory=dict)    # phase -> median seconds
     pairs: list[Pair] = field(default_factory=list)
     changes: dict[str, list[str]] = field(default_factory=dict)  # student -> adjustments, lateness
+    # Per-student variants (autograder.judge.variants): exercise -> {student: variant number}.
+    variants: dict[str, dict[str, int]] = field(default_factory=dict)
 
 
 def _check_name(message: str) -> str:
@@ -117,6 +119,8 @@ def build(workdir: Path, roster: Path | None = None,
                 points.update(outcome.get("points", {}))
                 for t in outcome.get("tests", []):
                     per_test.setdefault(t["grade_id"], []).append(t)
+                    if type(t.get("variant")) is int:
+                        rep.variants.setdefault(t["grade_id"], {})[s] = t["variant"]
             rep.seconds[s] = total
         graded = len(rep.scores)
         for gid, tests in per_test.items():
@@ -322,6 +326,16 @@ def assignment_page(rep: AssignmentReport) -> str:
         [[f"<code>{escape(c.grade_id)}</code>", escape(c.check), _misconception_cell(c.misconception),
           str(c.failures), f"{100 * c.failures / c.graded if c.graded else 0:.0f}%",
           escape(c.example)] for c in rep.checks], {3, 4}))
+    if rep.variants:
+        gids = sorted(rep.variants)
+        parts.append(
+            "<h2>Variants</h2><p>Each student predicted their own variant of these exercises "
+            "(variant 0 is the published one). The failure rates and misconceptions above count "
+            "every variant together: a check is named by what it asks, not by its expression.</p>"
+            + _table("The variant each student was graded on", ["student", *gids],
+                     [[escape(s), *(str(rep.variants[g].get(s, "")) for g in gids)]
+                      for s in rep.students if any(s in rep.variants[g] for g in gids)],
+                     set(range(1, len(gids) + 1))))
     parts.append("<h2>Not graded, not submitted</h2>"
                  f"<p>Not graded (a grader failure, never a 0: regrade with "
                  f"<code>grade --retry-failed</code>): {escape(', '.join(rep.not_graded) or 'none')}."

@@ -22,8 +22,9 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..course import NOTEBOOKS, SOLUTIONS, CourseError, notebook_names
+from ..course import NOTEBOOKS, SOLUTIONS, VARIANTS, CourseError, notebook_names
 from ..course import assignments as course_assignments
+from ..judge.variants import assigned
 from ..sandbox.launch import Limits
 from ..sandbox.scratch import sweep_abandoned
 from ..terminal import safe
@@ -82,6 +83,40 @@ def _jobs_for(found, limits: Limits, sandboxed: bool, hidden: list[str]) -> list
                             str(SOLUTIONS / assignment / f"{name}.ipynb"),
                             limits, sandboxed, hidden))
     return jobs
+
+
+def _give_variants(jobs: list[Job], folder: Path) -> None:
+    """Each job's variants, from its assignment's manifest in ``folder`` and the student's id.
+
+    A manifest that cannot be read stops the run (CourseError) before anything is graded. A
+    student it does not list saw the published exercises (so does the notebook on a hub) and
+    is graded on them, with a note naming them."""
+    from tensorcourse.variants import VariantError, load
+
+    manifests: dict[str, dict | None] = {}
+    unlisted: dict[str, list[str]] = {}
+    for job in jobs:
+        if job.assignment not in manifests:
+            path = folder / f"{job.assignment}.json"
+            try:
+                manifests[job.assignment] = load(path) if path.is_file() else None
+            except VariantError as err:
+                raise CourseError(str(err)) from None
+            held = (manifests[job.assignment] or {}).get("assignment", job.assignment)
+            if held != job.assignment:
+                raise CourseError(f"{path} is the variants manifest of {held}, not of "
+                                  f"{job.assignment}: put each assignment's in <assignment>.json.")
+        manifest = manifests[job.assignment]
+        if manifest is None:
+            continue
+        if job.student not in manifest["students"]:
+            unlisted.setdefault(job.assignment, []).append(job.student)
+        job.variants = assigned(manifest, job.assignment, job.student)
+    for assignment, students in unlisted.items():
+        notes_seen.append(f"{assignment}: graded on the published exercises, not on variants, "
+                          f"for {len(students)} student(s) not in its manifest "
+                          f"({', '.join(students[:10])}{', ...' if len(students) > 10 else ''}); "
+                          "freeze the variants again with them on the roster to give them one.")
 
 
 def _die_with_parent() -> None:
@@ -271,6 +306,7 @@ def grade(submissions: Path, workdir: Path, assignments: list[str] | None, limit
           jobs: int = 1, sandboxed: bool = True, progress: bool = True,
           retry_failed: bool = False, students: list[str] | None = None,
           scheduler: str | None = None, fresh_references: bool = False,
+          variants: Path = VARIANTS,
           ) -> tuple[list[GradeResult], list[str], list[str]]:
     """Grade every submission under ``submissions``: (results, problems, tampering reports).
 
@@ -278,8 +314,9 @@ def grade(submissions: Path, workdir: Path, assignments: list[str] | None, limit
     holds. ``retry_failed``: only (student, assignment) pairs not yet graded in ``workdir`` (a
     grader failure, or a run that stopped before reaching them). ``students``: only these
     students (the others' folders are not read). ``fresh_references``: run every solution
-    again rather than use a kept reference (:mod:`.reference_cache`). What is worth saying but
-    no problem is left in :data:`notes_seen`.
+    again rather than use a kept reference (:mod:`.reference_cache`). ``variants``: the folder
+    of variant manifests (``<assignment>.json``); an assignment without one is graded on its
+    published exercises. What is worth saying but no problem is left in :data:`notes_seen`.
     """
     notes_seen.clear()
     # Only the assignments graded are registered: nbgrader's gradebook, the report and the LMS
@@ -321,9 +358,10 @@ def grade(submissions: Path, workdir: Path, assignments: list[str] | None, limit
         result = api.generate_assignment(assignment, force=True, create=True)
         if not result["success"]:
             raise CourseError(f"Could not prepare {assignment} for grading:\n{result['log']}")
-    hidden = sorted({str(p) for p in (SOLUTIONS, workdir, submissions.resolve(),
+    hidden = sorted({str(p) for p in (SOLUTIONS, workdir, submissions.resolve(), variants.resolve(),
                                       Path(__file__).resolve().parent.parent)})
     job_list = _jobs_for(found, limits, sandboxed, hidden)
+    _give_variants(job_list, variants)
     warnings_seen.clear()
     if job_list:
         references = _references(sorted({(j.assignment, j.notebook) for j in job_list}), limits,

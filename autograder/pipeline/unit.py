@@ -36,6 +36,7 @@ from ..judge.integrity import ROLE, Verdict, bound_names, clean_text, instrument
 from ..judge.rewrite import NOT_RUN, rewrite
 from ..judge.screen import screen
 from ..judge.values import decide, partial, records
+from ..judge.variants import references as variant_references
 from ..sandbox.cgroup import POLL_SECONDS
 from ..sandbox.flood import FLOOD_IOPUB_WAIT, MAX_MESSAGE_BYTES, BoundedKernelClient, FloodGuard, FloodStop
 from ..sandbox.launch import MIB, Limits, kernel_manager
@@ -68,6 +69,9 @@ class Job:
     # The solution's recorded value checks, by test grade id (autograder.judge.values): each passed
     # test's checks are decided again here against these. None: no reference (its own run).
     reference: dict[str, list[dict]] | None = None
+    # The student's variants of the predict exercises, {exercise: [number, params]}, from the
+    # manifest and the student's id (autograder.judge.variants); empty: the published ones.
+    variants: dict[str, list[Any]] = field(default_factory=dict)
 
 
 
@@ -91,6 +95,8 @@ class TestResult:
     # A failed test with parts (tensorcourse.check.parts): the points its passing checks earned,
     # decided outside the sandbox (autograder.judge.values.partial); None: all or nothing.
     score: float | None = None
+    # The variant of the exercise this submission was graded on (None: it has no variants).
+    variant: int | None = None
 
 
 @dataclass
@@ -544,7 +550,9 @@ def grade_notebook(job: Job) -> Outcome:
     stubs = {meta(c)["grade_id"]: c.source for c in release.cells if is_answer(c)}
     causes = {gid: answer_cause(source, stubs.get(gid, "")) for gid, source in found.sources.items()
               if gid not in rejected}
-    nb, plan = instrument(rebuild(release, solution, to_run), answer_names)
+    # The student's variants: the kernel is told them; their expected answers come from here.
+    reference, numbers = variant_references(job.reference, job.variants)
+    nb, plan = instrument(rebuild(release, solution, to_run), answer_names, job.variants)
     try:
         nb, cut = _execute(nb, job, out.timings)
     except GraderFailure as err:
@@ -561,8 +569,8 @@ def grade_notebook(job: Job) -> Outcome:
         v = found_verdicts[gid]
         if gid in cells:
             out.values[gid] = records(cells[gid], plan.pass_tokens[gid])
-        if v.passed and job.reference is not None and gid in job.reference:
-            why = decide(job.reference[gid], out.values.get(gid, []))
+        if v.passed and reference is not None and gid in reference:
+            why = decide(reference[gid], out.values.get(gid, []))
             if why:
                 # The kernel said pass; the values, decided here, say no.
                 v = Verdict(False, f"failed outside the sandbox: {why}")
@@ -581,14 +589,14 @@ def grade_notebook(job: Job) -> Outcome:
                 place = learner_lines(v.failure.get("where", []), list(found.sources.values()))
                 message += f" {place}" if place else ""
         earned = None
-        if not v.passed and reason == "failed" and not why and job.reference is not None \
-                and gid in job.reference:
-            earned = partial(job.reference[gid], out.values.get(gid, []))
+        if not v.passed and reason == "failed" and not why and reference is not None \
+                and gid in reference:
+            earned = partial(reference[gid], out.values.get(gid, []))
             if earned:
                 message += f" (partial credit: {earned:g} point(s) for the parts you got right)"
         out.tests.append(TestResult(gid, v.passed, reason, message,
                                     named_misconception(v.failure, reason, why) if not v.passed
-                                    else "", earned))
+                                    else "", earned, numbers.get(gid)))
     # One line per submission: what was refused before running, what the checks caught.
     tampered = next((v.tampered for v in found_verdicts.values() if v.tampered), "")
     found_what = [f"answer {gid} not run ({why})" for gid, why in rejected.items()]

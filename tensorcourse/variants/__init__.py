@@ -3,7 +3,8 @@
 * :mod:`.spec`: what a variant is; a pool drawn with torch as the oracle (balanced answers,
   far from the published variant 0, distinct answer vectors).
 * :mod:`.manifest`: who has which variant, frozen at release from the roster and a course
-  secret; read back from the manifest and a student id alone.
+  secret; read back from the manifest and a student id alone. In a notebook,
+  :func:`yours` gives the learner's own variant (graded: the one the grader passed in).
 * :mod:`.indexing`: notebook 03's specs (Exercises 2 and 5).
 
 :data:`SPECS` lists every spec by exercise id.
@@ -11,11 +12,12 @@
 
 from __future__ import annotations
 
+from . import indexing
 from .indexing import OUTCOMES, SHARING
-from .manifest import FILE_NAME, freeze, load, mine, params_for
+from .manifest import FILE_NAME, GRADER_ENV, freeze, load, mine, params_for, yours
 from .spec import Params, PredictSpec, VariantError
 
 SPECS: dict[str, PredictSpec] = {spec.exercise: spec for spec in (SHARING, OUTCOMES)}
 
-__all__ = ["FILE_NAME", "SPECS", "Params", "PredictSpec", "VariantError", "freeze", "load",
-           "mine", "params_for"]
+__all__ = ["FILE_NAME", "GRADER_ENV", "SPECS", "Params", "PredictSpec", "VariantError",
+           "freeze", "indexing", "load", "mine", "params_for", "yours"]

@@ -119,7 +119,7 @@ OUTCOMES = PredictSpec(
         "reshape of a row-strided slice": (
             lambda g, s: f"x[::2].reshape({((s[R] + 1) // 2) * s[C]})",
             lambda g, s: "x[:, ::2].reshape(-1)"),
-        "flatten": (lambda g, s: "x.flatten()", lambda g, s: "x.reshape(-1)"),
+        "flatten": (lambda g, s: "x.flatten()", lambda g, s: "x.flatten(0, 1)"),
         "flatten of a transpose": (lambda g, s: "x.t().flatten()",
                                    lambda g, s: "x.t().contiguous().view(-1)"),
         "reshape of an expand": (

@@ -100,11 +100,9 @@ def _shape_problem(data: dict[str, Any]) -> str:
         if not isinstance(variants, list) or not variants:
             return f"{exercise} has no list of variants"
         for number, params in enumerate(variants):
-            if not (isinstance(params, dict) and isinstance(params.get("expressions"), list)
-                    and all(isinstance(e, str) for e in params["expressions"])
-                    and isinstance(params.get("shape"), list)
-                    and all(type(n) is int and n > 0 for n in params["shape"])):
-                return f"variant {number} of {exercise} is not a shape and a list of expressions"
+            if not is_params(params):
+                return (f"variant {number} of {exercise} is not a shape, a list of expressions "
+                        "and their kinds")
     for student, picks in students.items():
         if not isinstance(picks, dict):
             return f"{student}'s entry is not an object"
@@ -113,6 +111,17 @@ def _shape_problem(data: dict[str, Any]) -> str:
             if type(index) is not int or not 0 <= index < len(variants):
                 return f"{student}'s variant of {exercise} ({index!r}) is not in the manifest"
     return ""
+
+
+def is_params(params: Any) -> bool:
+    """Whether ``params`` is one variant: a shape, expressions and one kind for each."""
+    return (isinstance(params, dict) and isinstance(params.get("expressions"), list)
+            and all(isinstance(e, str) for e in params["expressions"])
+            and isinstance(params.get("kinds"), list)
+            and all(isinstance(k, str) for k in params["kinds"])
+            and len(params["kinds"]) == len(params["expressions"])
+            and isinstance(params.get("shape"), list)
+            and all(type(n) is int and 0 < n <= 64 for n in params["shape"]))
 
 
 def params_for(manifest: Mapping[str, Any], exercise: str, student: str | None) -> tuple[int, Params]:
@@ -126,11 +135,45 @@ def params_for(manifest: Mapping[str, Any], exercise: str, student: str | None) 
 
 
 def mine(spec: PredictSpec, folder: Path | None = None) -> tuple[int, Params]:
-    """In a learner's kernel: (variant number, parameters) for this learner. On a JupyterHub
-    the learner is ``JUPYTERHUB_USER``; the manifest is :data:`FILE_NAME` in the notebook's
-    folder. Without either, variant 0 (the exercise as published)."""
+    """In a learner's kernel: (variant number, parameters) for this learner.
+
+    Graded, the grader has put this submission's variants in :data:`GRADER_ENV` (from the
+    roster's id and the manifest, never from the notebook). On a JupyterHub the learner is
+    ``JUPYTERHUB_USER`` and the manifest is :data:`FILE_NAME` in the notebook's folder.
+    Otherwise variant 0 (the exercise as published)."""
+    given = _from_grader(spec.exercise)
+    if given is not None:
+        return given
     path = Path(folder or Path.cwd()) / FILE_NAME
     user = os.environ.get("JUPYTERHUB_USER")
     if not user or not path.is_file():
         return 0, spec.variant0
     return params_for(load(path), spec.exercise, user)
+
+
+GRADER_ENV = "TIO_VARIANTS"   # {exercise: [variant number, params]} as JSON, set by the grader
+
+
+def _from_grader(exercise: str) -> tuple[int, Params] | None:
+    # What the kernel holds is only what it shows: the grader decides every answer again
+    # outside the sandbox from the manifest (autograder.judge.variants).
+    try:
+        entry = json.loads(os.environ.get(GRADER_ENV, "{}")).get(exercise)
+        index, params = entry
+    except (ValueError, TypeError, AttributeError):
+        return None
+    return (index, params) if type(index) is int and is_params(params) else None
+
+
+def yours(spec: PredictSpec, answer: str) -> Params:
+    """This learner's variant of ``spec`` (:func:`mine`). When it is not the published one, it
+    is printed: ``x`` and the expressions, and the ``answer`` dict ready to paste."""
+    index, params = mine(spec)
+    if index:
+        rows = ",\n".join(f"    {json.dumps(e)}: None" for e in params["expressions"])
+        shape = ", ".join(map(str, params["shape"]))
+        print(f"Your variant of this exercise is number {index}: here x = "
+              f"torch.arange({'*'.join(map(str, params['shape']))}).reshape({shape}) and the "
+              f"expressions differ from the text's.\nPaste this into the answer cell below "
+              f"instead of its dict, then fill in each None:\n\n{answer} = {{\n{rows},\n}}")
+    return params

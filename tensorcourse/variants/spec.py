@@ -28,7 +28,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-Params = dict[str, Any]              # one variant: {"shape": [r, c], "expressions": [...]} (JSON)
+Params = dict[str, Any]   # one variant: {"shape": [r, c], "expressions": [...], "kinds": [...]}
 Maker = Callable[[random.Random, tuple[int, ...]], str]   # one expression of a kind, for a shape
 MISSES = 2000  # rejections in a row after which no more distinct answer vectors are sought
 
@@ -63,6 +63,8 @@ class PredictSpec:
         missing = sorted(set(self.kinds0) - set(self.makers))
         if missing:
             raise VariantError(f"{self.exercise}: no maker for kind(s) {missing}; add them to makers")
+        # Every variant names the kind of each expression: tests diagnose misconceptions by kind.
+        object.__setattr__(self, "variant0", {**self.variant0, "kinds": list(self.kinds0)})
         object.__setattr__(self, "answers0", self.oracle(self.variant0))
 
     def draw(self, rng: random.Random) -> Params:
@@ -77,7 +79,7 @@ class PredictSpec:
                 if expr not in expressions:
                     break
             expressions.append(expr)
-        return {"shape": list(shape), "expressions": expressions}
+        return {"shape": list(shape), "expressions": expressions, "kinds": kinds}
 
     def accepts(self, params: Params, taken: set[tuple[Any, ...]]) -> list[Any] | None:
         """The candidate's answers when it keeps this spec's promises, else None."""

@@ -1,0 +1,89 @@
+"""A submission's own variants, decided outside the sandbox (issue #31).
+
+Which variant a student has comes from the assignment's manifest and the student's id (the
+roster's, the folder or zip name), never from anything in the submitted notebook
+(:mod:`tensorcourse.variants.manifest`). The kernel is told the variants only so that the
+notebook shows them and its tests run on them; the verdict is decided here:
+
+* :func:`assigned` gives ``{exercise: [variant number, params]}`` for one student.
+* :func:`reference_for` turns the solution's recorded checks of a test (variant 0's, from the
+  reference run) into that variant's: the same checks in the same order, each named after the
+  variant's expression, with the expected value torch gives *here*
+  (:attr:`tensorcourse.variants.PredictSpec.oracle`). :mod:`.values` then decides the
+  learner's records against these, as it does for everyone.
+
+A test whose recorded checks do not line up with variant 0's expressions is a course error
+(the notebook and its spec disagree), raised as :class:`tensorcourse.variants.VariantError`
+before anything is graded; ``tests/test_variants.py`` holds them in step.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from tensorcourse.variants import SPECS, PredictSpec, VariantError, params_for
+
+Assigned = dict[str, list[Any]]   # exercise -> [variant number, params] (JSON, for the kernel)
+
+
+def grade_id(spec: PredictSpec) -> str:
+    """The test cell a spec's exercise is graded by: ``03-.../ex2-sharing`` -> ``ex2-sharing``."""
+    return spec.exercise.split("/", 1)[1]
+
+
+def assigned(manifest: Mapping[str, Any] | None, assignment: str, student: str) -> Assigned:
+    """The variants ``student`` has in ``assignment`` (empty: none, the published exercise)."""
+    if not manifest or student not in manifest.get("students", {}):
+        return {}
+    out: Assigned = {}
+    for exercise in manifest.get("exercises", {}):
+        if exercise.split("/", 1)[0] == assignment and exercise in SPECS:
+            index, params = params_for(manifest, exercise, student)
+            out[exercise] = [index, params]
+    return out
+
+
+def _encoded(answer: Any) -> dict[str, Any]:
+    """An answer as the kernel's recorder encodes a value (autograder.judge.in_kernel)."""
+    if type(answer) not in (bool, str):
+        raise VariantError(f"an oracle answered {answer!r}: only bool and str answers are graded "
+                           "outside the kernel")
+    return {"t": f"builtins.{type(answer).__name__}", "v": answer}
+
+
+def reference_for(spec: PredictSpec, params: Mapping[str, Any], template: list[dict]) -> list[dict]:
+    """The reference checks of ``params``' variant, from variant 0's recorded ``template``."""
+    published = spec.variant0["expressions"]
+    if len(template) != len(published):
+        raise VariantError(f"{spec.exercise}: the solution's test made {len(template)} checks "
+                           f"for {len(published)} expressions; the spec and the notebook differ")
+    answers = spec.oracle(dict(params))
+    out = []
+    for record, old, new, answer in zip(template, published, params["expressions"], answers):
+        options = dict(record.get("options") or {})
+        name = str(options.get("name", ""))
+        if not name.endswith(old):
+            raise VariantError(f"{spec.exercise}: the check {name!r} does not name the "
+                               f"expression {old!r}; the spec and the notebook differ")
+        options["name"] = name[: len(name) - len(old)] + new
+        out.append({"kind": record.get("kind"), "options": options, "expected": _encoded(answer)})
+    return out
+
+
+def references(reference: Mapping[str, list[dict]] | None, variants: Assigned,
+               ) -> tuple[dict[str, list[dict]] | None, dict[str, int]]:
+    """(one submission's reference checks, its variant number by test): the solution's, with
+    each variant's test replaced by :func:`reference_for`'s. No reference, or no checks kept
+    for a test (the solution failed it): that test is left to the kernel, as for everyone."""
+    numbers: dict[str, int] = {}
+    if reference is None:
+        return None, {grade_id(SPECS[e]): i for e, (i, _) in variants.items()}
+    out = dict(reference)
+    for exercise, (index, params) in variants.items():
+        spec = SPECS[exercise]
+        gid = grade_id(spec)
+        numbers[gid] = index
+        if gid in reference:
+            out[gid] = reference_for(spec, params, reference[gid])
+    return out, numbers
