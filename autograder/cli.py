@@ -122,6 +122,10 @@ def _subparser(command: str) -> argparse.ArgumentParser:
                         help="print this student's variants and torch's answers")
         sp.add_argument("--manifest", type=Path, default=None,
                         help="the manifest (default: variants/<assignment>.json in the repo)")
+        sp.add_argument("--release", type=Path, default=None, metavar="DIR",
+                        help="write DIR/<student>/<assignment>/ for every student in the "
+                        "manifest: the released notebook showing their own variants (for a "
+                        "course without a JupyterHub)")
     elif command == "report":
         sp.add_argument("assignments", nargs="*", help="assignment names (default: all graded)")
         sp.add_argument("--output", type=Path, default=None,
@@ -245,9 +249,15 @@ def _variants(args: argparse.Namespace) -> int:
         print("\n".join(safe(line) for line in variants.show_command(assignment, args.show,
                                                                       args.manifest)))
         return 0
+    if args.release:
+        written = variants.release_command(assignment, args.release, args.manifest)
+        print(f"wrote {len(written)} notebook(s) under {args.release}: hand each student their "
+              "folder; grading takes their variants from their id, not from the notebook.")
+        return 0
     if not args.roster or not args.secret_file:
-        raise CourseError("variants: give --roster and --secret-file to freeze, or --show "
-                          "STUDENT to show one student's variants.")
+        raise CourseError("variants: give --roster and --secret-file to freeze, --show STUDENT "
+                          "to show one student's variants, or --release DIR to write one "
+                          "notebook per student.")
     path = variants.freeze_command(assignment, args.roster, args.secret_file, args.manifest)
     print(f"wrote {path}: commit it with the release, and put a copy named variants.json next "
           "to each released notebook (on a JupyterHub each learner then sees their own variant).")

@@ -22,6 +22,8 @@ SOLUTIONS = REPO / "solutions"
 NOTEBOOKS = REPO / "notebooks"
 # Per-student variants: one manifest per assignment, <assignment>.json (`autograder variants`).
 VARIANTS = REPO / "variants"
+# A student id: a folder or zip name, a roster entry (\Z: `$` lets a final newline in).
+STUDENT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@+-]*\Z")
 DEFAULT_WORKDIR = REPO / ".grading"
 PYPROJECT = REPO / "pyproject.toml"
 README = REPO / "README.md"

@@ -347,3 +347,45 @@ def test_a_variant_that_no_longer_fits_the_notebook_is_refused_before_grading(mo
     renamed = [{**template[0], "options": {**template[0]["options"], "name": "other"}}, *template[1:]]
     with pytest.raises(VariantError, match="does not name the expression"):
         judge_variants.reference_for(SHARING, SHARING.variant0, renamed)
+
+
+def test_a_notebook_per_student_shows_their_variant_and_grades_as_any_other(tmp_path, capsys,
+                                                                            monkeypatch):
+    """`variants --release DIR`, for a course without a hub: each student's copy of notebook 03
+    passes their variant to `yours` and lists their expressions in the answer stubs; the
+    grader reads its answers like any submission's (it runs the release's own cells)."""
+    import nbformat
+
+    import tensorcourse as tc
+    from autograder.judge.answers import read_answers
+
+    manifest = tmp_path / "v.json"
+    manifest.write_text(json.dumps(freeze(SPECS.values(), "03-indexing-and-views", CLASS[:3], SECRET)))
+    run = _cli("03-indexing-and-views", "--release", str(tmp_path / "out"), "--manifest", str(manifest))
+    assert run.returncode == 0, run.stderr
+    a = "03-indexing-and-views"
+    release = read(REPO / "notebooks" / a / f"{a}.ipynb")
+    for student in CLASS[:3]:
+        path = tmp_path / "out" / student / a / f"{a}.ipynb"
+        nb = nbformat.read(path, as_version=4)
+        found = read_answers(path.read_bytes(), release)
+        assert not found.notes, found.notes
+        for spec in SPECS.values():
+            index, params = params_for(load(manifest), spec.exercise, student)
+            name = variant_answers.ANSWER_NAMES[spec.exercise]
+            stub = found.sources[variant_answers.answer_id(spec)]
+            ns: dict = {}
+            exec(stub.split("# YOUR CODE HERE")[0], ns)  # noqa: S102 - the stub's dict
+            assert list(ns[name]) == params["expressions"]
+            cell = next(c.source for c in nb.cells if f"answer=\"{name}\", given=" in c.source)
+            monkeypatch.delenv(GRADER_ENV, raising=False)
+            monkeypatch.delenv("JUPYTERHUB_USER", raising=False)
+            ns = {"tc": tc}
+            exec(cell, ns)  # noqa: S102 - the course's own cell, as released
+            assert list(ns["x"].shape) == params["shape"]
+            assert f"number {index}" in capsys.readouterr().out
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(freeze(SPECS.values(), a, ["../escape"], SECRET)))
+    run = _cli(a, "--release", str(tmp_path / "out2"), "--manifest", str(bad))
+    assert run.returncode == 2 and "not a student id" in run.stderr
+    assert not (tmp_path / "escape").exists()

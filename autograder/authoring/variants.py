@@ -1,5 +1,6 @@
-"""``python -m autograder variants``: freeze who gets which variant of an assignment, and
-show one student's variant (what they were asked, and torch's answers).
+"""``python -m autograder variants``: freeze who gets which variant of an assignment, show
+one student's variant (what they were asked, and torch's answers), or release one notebook
+per student for a course without a hub (``--release DIR``).
 
 The variants themselves are :mod:`tensorcourse.variants` (the learner's kernel reads the same
 manifest on a JupyterHub); this module is the instructor's side: the roster, the course secret
@@ -11,9 +12,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import nbformat
+
 from tensorcourse.variants import SPECS, VariantError, freeze, load, params_for
 
-from ..course import VARIANTS, CourseError
+from ..course import NOTEBOOKS, STUDENT_ID, VARIANTS, CourseError, notebook_names
 from ..outputs.lms import read_roster
 
 DEFAULT_FOLDER = VARIANTS
@@ -60,10 +63,8 @@ def freeze_command(assignment: str, roster: Path, secret_file: Path, manifest: P
     return path
 
 
-def show_command(assignment: str, student: str, manifest: Path | None) -> list[str]:
-    """Lines saying which variant ``student`` has of each exercise, its expressions and the
-    answers torch gives: reproduced from the manifest and the id alone."""
-    specs = specs_of(assignment)
+def _frozen(assignment: str, manifest: Path | None) -> tuple[Path, dict]:
+    """The assignment's manifest, read and checked."""
     path = manifest_path(assignment, manifest)
     if not path.exists():
         raise CourseError(f"no manifest at {path}: freeze one with `python -m autograder "
@@ -75,6 +76,14 @@ def show_command(assignment: str, student: str, manifest: Path | None) -> list[s
     if data["assignment"] != assignment:
         raise CourseError(f"{path} is the manifest of {data['assignment']}, not {assignment}: "
                           "give this assignment's (--manifest).")
+    return path, data
+
+
+def show_command(assignment: str, student: str, manifest: Path | None) -> list[str]:
+    """Lines saying which variant ``student`` has of each exercise, its expressions and the
+    answers torch gives: reproduced from the manifest and the id alone."""
+    specs = specs_of(assignment)
+    path, data = _frozen(assignment, manifest)
     if student not in data["students"]:
         raise CourseError(f"{student!r} is not in {path}: add them to the roster and freeze "
                           "again (nobody else's variant changes).")
@@ -85,3 +94,62 @@ def show_command(assignment: str, student: str, manifest: Path | None) -> list[s
         for expr, answer in zip(params["expressions"], spec.oracle(params)):
             lines.append(f"  {expr:<48} {answer}")
     return lines
+
+
+def _personal(nb: nbformat.NotebookNode, data: dict, student: str) -> nbformat.NotebookNode:
+    """The released notebook as ``student`` gets it: each variant's cell passes it to
+    ``tc.variants.yours`` (what the notebook shows), each answer stub lists its expressions."""
+    out = nbformat.from_dict(nbformat.reads(nbformat.writes(nb), as_version=4))
+    for spec in specs_of(data["assignment"]):
+        index, params = params_for(data, spec.exercise, student)
+        call = f"tc.variants.yours(tc.variants.{_spec_name(spec)}, answer="
+        shown = [c for c in out.cells if c.cell_type == "code" and call in c.source]
+        stub_id = spec.exercise.split("/", 1)[1] + "-answer"
+        stubs = [c for c in out.cells if c.get("metadata", {}).get("nbgrader", {})
+                 .get("grade_id") == stub_id]
+        if len(shown) != 1 or len(stubs) != 1:
+            raise CourseError(f"{spec.exercise}: the released notebook has {len(shown)} cell(s) "
+                              f"calling {call}...) and {len(stubs)} answer cell(s) {stub_id}; "
+                              "expected one of each: regenerate it (`python -m autograder "
+                              "generate`).")
+        head, _, rest = shown[0].source.partition(call)
+        answer, close, tail = rest.partition(")")
+        literal = json.dumps([index, params])   # JSON of str, int, list, dict: a Python literal
+        shown[0].source = f"{head}{call}{answer}, given={literal}{close}{tail}"
+        name = answer.strip().strip("\"'")
+        rows = "".join(f"    {json.dumps(e)}: None,\n" for e in params["expressions"])
+        body, brace, after = stubs[0].source.partition("\n}\n")
+        if not brace or not body.startswith(f"{name} = {{"):
+            raise CourseError(f"{stub_id}: its stub is not a `{name} = {{...}}` dict; regenerate "
+                              "the release.")
+        stubs[0].source = f"{name} = {{\n{rows}}}\n{after}"
+    return out
+
+
+def _spec_name(spec) -> str:
+    """The name the notebook uses for ``spec`` (``tc.variants.SHARING``)."""
+    import tensorcourse.variants as module
+
+    return next(n for n, v in vars(module).items() if v is spec and n.isupper())
+
+
+def release_command(assignment: str, output: Path, manifest: Path | None) -> list[Path]:
+    """One copy of each released notebook per student in the manifest, under
+    ``output/<student>/<assignment>/``, showing that student's variants. Grading never reads
+    them: it runs the release's own cells and takes each variant from the student's id."""
+    _path, data = _frozen(assignment, manifest)
+    written = []
+    for name in notebook_names(assignment):
+        release = nbformat.read(NOTEBOOKS / assignment / f"{name}.ipynb", as_version=4)
+        for student in data["students"]:
+            if not STUDENT_ID.match(student) or len(student) > 200:
+                raise CourseError(f"the manifest lists {student!r}, which is not a student id "
+                                  "(letters, digits, _ . @ + -): fix the roster and freeze again.")
+            target = output / student / assignment / f"{name}.ipynb"
+            target.parent.mkdir(parents=True, exist_ok=True)
+            nbformat.write(_personal(release, data, student), target)
+            written.append(target)
+    if not written:
+        raise CourseError(f"the manifest lists no students for {assignment}: freeze it with a "
+                          "roster first.")
+    return written

@@ -18,16 +18,14 @@ notebook is still graded: 0 points, reported.
 from __future__ import annotations
 
 import os
-import re
 import stat
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from ..course import CourseError, notebook_names
+from ..course import STUDENT_ID, CourseError, notebook_names
 from ..course import assignments as course_assignments
 
-STUDENT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@+-]*\Z")  # \Z: `$` lets a final newline in
 MAX_NOTEBOOK_BYTES = 20 * 1024 * 1024     # a notebook with images stays far below this
 MAX_ZIP_BYTES = 50 * 1024 * 1024
 MAX_ZIP_ENTRIES = 1000
