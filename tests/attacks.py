@@ -191,6 +191,37 @@ for k, v in list(get_ipython().user_ns.items()):
                 c.cell_contents = lambda code, ns: None
 '''
 
+# Run by a course cell, it makes every later test run with its asserts caught, and rewrites
+# each recorded check so that its actual value is the kernel's expected one.
+FORGE_RECORDS = '''
+import sys, ast
+g = sys._getframe(1)
+while '__tio_getattr__' not in g.f_globals:
+    g = g.f_back
+rt = next(v for v in list(g.f_globals.values())
+          if getattr(getattr(v, '__code__', None), 'co_name', '') == 'run_test')
+cells = dict(zip(rt.__code__.co_freevars, rt.__closure__))
+real_compile, real_dumps = cells['compile_'].cell_contents, cells['json_dumps'].cell_contents
+class T(ast.NodeTransformer):
+    def visit_Assert(self, node):
+        return ast.Try(body=[node], handlers=[ast.ExceptHandler(
+            type=ast.Name('BaseException', ast.Load()), name=None, body=[ast.Pass()])],
+            orelse=[], finalbody=[])
+def comp(src, fn, mode):
+    return real_compile(ast.fix_missing_locations(T().visit(ast.parse(src))), fn, mode)
+def dumps(d, *a, **k):
+    if isinstance(d, dict) and 'actual' in d and 'expected' in d:
+        e = d['expected']
+        d = dict(d, actual={'t': 'exception', 'mro': [e.get('v')], 'message': ''}
+                 if d.get('kind') == 'raises' else e)
+    return real_dumps(d, *a, **k)
+cells['compile_'].cell_contents = comp
+cells['json_dumps'].cell_contents = dumps
+'''
+
+RELEASE_LIST = (f"EXPRESSIONS.append({f'(exec({FORGE_RECORDS!r}), torch.tensor([1]))[1]'!r})\n"
+                "predicted_dtypes = {e: torch.int64 for e in EXPRESSIONS}\n")
+
 C_LEVEL_NAME = '''class Leak:
     pass
 
@@ -536,6 +567,10 @@ ATTACKS: dict[str, tuple[str, Build]] = {
                        lambda nb, p: _answer(nb, HELD_CHECKER, 2)),
     "a-hide-similarity": ("answer cells marked solution: false to hide from the similarity search",
                           _hidden_from_similarity),
+    # Red team of #31: a course cell after the test ("Check yourself") evaluates each listed
+    # expression; a list the release bound was still the learner's to append to.
+    "a-release-list": ("append to a release list of expressions a later course cell evaluates",
+                       lambda nb, p: _answer(nb, RELEASE_LIST, 0)),
     "a-fake-builtin-exc": ("an exception class claiming __module__ 'builtins' and a chosen name",
                            lambda nb, p: _answer(nb, FAKE_BUILTIN_EXC, 2)),
     "a-repr-in-message": ("a prediction whose __repr__ ends in a forged misconception line",

@@ -197,6 +197,18 @@ def test_attacks_are_reported(attacked):
     assert "control-" not in out.split("Problems:")[-1] if "Problems:" in out else True
 
 
+def test_a_course_cell_never_evaluates_what_an_answer_appended(attacked):
+    """Red team of #31: a "Check yourself" cell after a test evaluates each expression the
+    release listed. While the list was a list, an answer appended code to it, and the course's
+    own cell ran it unscreened (it rewired the test runner; the values checked outside caught
+    the forged passes). The release's lists are tuples now: the append fails in the answer."""
+    out = attacked["run"].stdout
+    assert not any("a-release-list" in line and "do not bear out" in line
+                   for line in out.splitlines()), out
+    executed = attacked["workdir"] / "autograded" / "a-release-list" / A / f"{A}.ipynb"
+    assert "object has no attribute 'append'" in executed.read_text()
+
+
 def test_reports_are_printed_clean(attacked):
     """Escapes from a submission are printed escaped: nothing repaints the instructor's screen."""
     out = attacked["run"].stdout + attacked["run"].stderr

@@ -277,3 +277,38 @@ def test_the_rules_reader_is_precise_where_cells_needed_it_and_still_sees_the_at
     modules = frozenset({"torch", "copy"})
     assert not touched_expectations(clean, {"f"}, modules), touched_expectations(clean, {"f"}, modules)
     assert touched_expectations(touched, {"f"}, modules)
+
+
+def test_what_course_cells_evaluate_is_a_tuple_no_answer_can_change():
+    """A course cell that evaluates listed expressions (the "Check yourself" cells) runs after
+    learners' answers: the list it reads must be one no answer can append to or edit (red
+    team of #31). Each such name is bound by a course cell to a tuple literal, or to the
+    expressions of `tc.variants.yours(...)` (a read-only mapping of tuples)."""
+    import ast
+
+    from coursefiles import assignments, nbgrader_meta, read, solution_path
+
+    checked = 0
+    for a in assignments():
+        cells = [c for c in read(solution_path(a)).cells if c.cell_type == "code"]
+        bound: dict[str, ast.expr] = {}
+        for cell in cells:
+            if nbgrader_meta(cell).get("grade") or nbgrader_meta(cell).get("solution"):
+                continue
+            tree = ast.parse(cell.source)
+            for node in tree.body:
+                if isinstance(node, ast.Assign) and len(node.targets) == 1 \
+                        and isinstance(node.targets[0], ast.Name):
+                    bound[node.targets[0].id] = node.value
+            if "eval(" not in cell.source:
+                continue
+            for node in ast.walk(tree):
+                if isinstance(node, (ast.For, ast.comprehension)) and isinstance(node.iter, ast.Name) \
+                        and node.iter.id.isupper():
+                    value = bound.get(node.iter.id)
+                    ok = isinstance(value, ast.Tuple) or (
+                        isinstance(value, ast.Subscript) and isinstance(value.value, ast.Name)
+                        and "tc.variants.yours(" in ast.unparse(bound.get(value.value.id, value)))
+                    assert ok, f"{a}: {node.iter.id} is evaluated by a course cell; bind it to a tuple"
+                    checked += 1
+    assert checked >= 9

@@ -387,3 +387,55 @@ def test_a_notebook_per_student_shows_their_variant_and_grades_as_any_other(tmp_
     run = _cli(a, "--release", str(tmp_path / "out2"), "--manifest", str(bad))
     assert run.returncode == 2 and "not a student id" in run.stderr
     assert not (tmp_path / "escape").exists()
+
+
+def test_a_manifest_edited_by_hand_never_runs_in_the_grader(tmp_path):
+    """Red team of #31: the grader evaluates each variant's expressions in its own process
+    (torch is the oracle), so a manifest's variants must be ones the spec could have drawn.
+    Code, a variant too short, or one torch cannot answer is refused when the manifest is
+    read, before anything is graded; nothing of it runs."""
+    good = freeze([SHARING], "03-indexing-and-views", CLASS[:2], SECRET)
+    marker = tmp_path / "ran"
+    payload = f"__import__('pathlib').Path({str(marker)!r}).write_text('x') and x[2]"
+    variant = good["exercises"][SHARING.exercise]["variants"][1]
+    for change, says in (
+            ({"expressions": [payload, *variant["expressions"][1:]]}, "is not allowed"),
+            ({"expressions": ["x.__class__", *variant["expressions"][1:]]}, "is not allowed"),
+            ({"expressions": variant["expressions"][:3], "kinds": variant["kinds"][:3]},
+             "10 expressions"),
+            ({"expressions": ["x[99]", *variant["expressions"][1:]]}, "torch cannot answer"),
+            ({"kinds": ["narrow"] * 10}, "kinds are not"),
+            ({"shape": [60, 60]}, "shape")):
+        edited = json.loads(json.dumps(good))
+        edited["exercises"][SHARING.exercise]["variants"][1] = {**variant, **change}
+        path = tmp_path / "m.json"
+        path.write_text(json.dumps(edited))
+        with pytest.raises(VariantError, match="edited by hand") as err:
+            load(path)
+        assert says in str(err.value), (change, err.value)
+    assert not marker.exists()
+    # The kernel's copy is checked the same way: a bad one is ignored (variant 0 is shown).
+    os_env = {SHARING.exercise: [1, {**variant, "expressions": [payload, *variant["expressions"][1:]]}]}
+    import os
+    os.environ[GRADER_ENV] = json.dumps(os_env)
+    try:
+        assert mine(SHARING) == (0, SHARING.variant0)
+    finally:
+        del os.environ[GRADER_ENV]
+    assert not marker.exists()
+
+
+def test_what_a_notebook_holds_never_reaches_the_spec(monkeypatch):
+    """Red team of #31: `mine` handed out the spec's own variant 0, which the notebook bound
+    as `SHARING`; an answer edited its expressions, and the hidden test evaluated them."""
+    import tensorcourse as tc
+
+    monkeypatch.delenv(GRADER_ENV, raising=False)
+    shown = tc.variants.yours(SHARING, answer="predicted_sharing")
+    with pytest.raises(TypeError):
+        shown["expressions"] = ["__import__('os')"]
+    with pytest.raises((TypeError, AttributeError)):
+        shown["expressions"][0] = "__import__('os')"
+    _, mine_ = mine(SHARING)
+    mine_["expressions"][0] = "changed"
+    assert mine(SHARING)[1]["expressions"][0] == "x[2]" == SHARING.variant0["expressions"][0]

@@ -58,6 +58,9 @@ def reference_for(spec: PredictSpec, params: Mapping[str, Any], template: list[d
     if len(template) != len(published):
         raise VariantError(f"{spec.exercise}: the solution's test made {len(template)} checks "
                            f"for {len(published)} expressions; the spec and the notebook differ")
+    why = spec.problem(dict(params))   # load() checked it too: never run what it refuses
+    if why:
+        raise VariantError(f"{spec.exercise}: not one of its variants ({why})")
     answers = spec.oracle(dict(params))
     out = []
     for record, old, new, answer in zip(template, published, params["expressions"], answers):

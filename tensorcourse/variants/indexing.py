@@ -8,6 +8,7 @@ variant asks the same things in another order (equal difficulty); torch decides 
 
 from __future__ import annotations
 
+import builtins
 import random
 
 import torch
@@ -21,9 +22,18 @@ def base(params: Params) -> torch.Tensor:
     return torch.arange(rows * cols).reshape(rows, cols)
 
 
+METHODS = frozenset({"t", "view", "reshape", "flatten", "narrow", "unsqueeze", "expand",
+                     "contiguous", "tensor"})
+
+
 def _evaluate(expr: str, x: torch.Tensor) -> torch.Tensor:
-    # Only the spec's own expressions are evaluated (never a learner's text).
-    return eval(expr, {"torch": torch, "x": x})  # noqa: S307
+    # Only a spec's expressions (drawn by its makers, or checked by PredictSpec.problem when
+    # read from a manifest) are evaluated, never a learner's text; and with one builtin, the
+    # import torch's C++ makes through the caller's builtins (no expression can name it).
+    return eval(expr, {"__builtins__": _IMPORT_ONLY, "torch": torch, "x": x})  # noqa: S307
+
+
+_IMPORT_ONLY = {"__import__": builtins.__import__}
 
 
 def sharing(params: Params) -> list[bool]:
@@ -87,6 +97,7 @@ SHARING = PredictSpec(
     },
     shapes=((3, 5), (4, 5), (4, 6), (5, 4), (5, 6), (6, 4), (3, 7), (6, 5)),
     oracle=sharing,
+    methods=METHODS,
     min_from_0=4,  # of 10 answers (5 True): the public solution gets at most 6 right; 5 or more
     # would push every variant towards the opposite of variant 0, and so towards each other
 )
@@ -128,5 +139,6 @@ OUTCOMES = PredictSpec(
     },
     shapes=((4, 6), (6, 4), (3, 8), (8, 3), (4, 5), (5, 4), (6, 6), (3, 6), (2, 6)),
     oracle=outcome,
+    methods=METHODS,
     min_from_0=5,  # of 10 answers (4 view, 4 copy, 2 error): the public solution gets at most 5
 )

@@ -17,12 +17,14 @@ torch's (:attr:`PredictSpec.oracle`).
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import hmac
 import json
 import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from .spec import Params, PredictSpec, VariantError
@@ -81,11 +83,27 @@ def load(path: Path) -> dict[str, Any]:
                            "--secret-file SECRET`") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise VariantError(f"{path} is not a variants manifest of format {FORMAT}")
-    problem = _shape_problem(data)
+    problem = _shape_problem(data) or _spec_problem(data)
     if problem:
         raise VariantError(f"{path}: {problem}; it was edited by hand: freeze it again from "
                            "the committed copy")
     return data
+
+
+def _spec_problem(data: dict[str, Any]) -> str:
+    """What makes a manifest's variant one its spec would never have drawn ("" when none).
+    The grader evaluates every variant's expressions in its own process."""
+    from . import SPECS  # the package's specs (this module is imported by the package first)
+
+    for exercise, entry in data["exercises"].items():
+        spec = SPECS.get(exercise)
+        if spec is None:
+            return f"no exercise {exercise!r} has variants in this version of the course"
+        for number, params in enumerate(entry["variants"]):
+            why = spec.problem(params)
+            if why:
+                return f"variant {number} of {exercise} is not one of its variants ({why})"
+    return ""
 
 
 def _shape_problem(data: dict[str, Any]) -> str:
@@ -141,31 +159,33 @@ def mine(spec: PredictSpec, folder: Path | None = None) -> tuple[int, Params]:
     roster's id and the manifest, never from the notebook). On a JupyterHub the learner is
     ``JUPYTERHUB_USER`` and the manifest is :data:`FILE_NAME` in the notebook's folder.
     Otherwise variant 0 (the exercise as published)."""
-    given = _from_grader(spec.exercise)
+    given = _from_grader(spec)
     if given is not None:
         return given
     path = Path(folder or Path.cwd()) / FILE_NAME
     user = os.environ.get("JUPYTERHUB_USER")
     if not user or not path.is_file():
-        return 0, spec.variant0
+        return 0, copy.deepcopy(spec.variant0)   # a copy: nothing a notebook does reaches the spec
     return params_for(load(path), spec.exercise, user)
 
 
 GRADER_ENV = "TIO_VARIANTS"   # {exercise: [variant number, params]} as JSON, set by the grader
 
 
-def _from_grader(exercise: str) -> tuple[int, Params] | None:
+def _from_grader(spec: PredictSpec) -> tuple[int, Params] | None:
     # What the kernel holds is only what it shows: the grader decides every answer again
-    # outside the sandbox from the manifest (autograder.judge.variants).
+    # outside the sandbox from the manifest (autograder.judge.variants). Read afresh on
+    # every call, and checked like a manifest's: the tests evaluate its expressions.
     try:
-        entry = json.loads(os.environ.get(GRADER_ENV, "{}")).get(exercise)
+        entry = json.loads(os.environ.get(GRADER_ENV, "{}")).get(spec.exercise)
         index, params = entry
     except (ValueError, TypeError, AttributeError):
         return None
-    return (index, params) if type(index) is int and is_params(params) else None
+    ok = type(index) is int and is_params(params) and not spec.problem(params)
+    return (index, params) if ok else None
 
 
-def yours(spec: PredictSpec, answer: str, given: Any = None) -> Params:
+def yours(spec: PredictSpec, answer: str, given: Any = None) -> Mapping[str, Any]:
     """This learner's variant of ``spec`` (:func:`mine`). When it is not the published one, it
     is printed: ``x`` and the expressions, and the ``answer`` dict ready to paste.
 
@@ -175,7 +195,7 @@ def yours(spec: PredictSpec, answer: str, given: Any = None) -> Params:
     the variant from the roster's id."""
     index, params = mine(spec)
     if not index and isinstance(given, list) and len(given) == 2 and type(given[0]) is int \
-            and is_params(given[1]):
+            and is_params(given[1]) and not spec.problem(given[1]):
         index, params = given
     if index:
         rows = ",\n".join(f"    {json.dumps(e)}: None" for e in params["expressions"])
@@ -184,4 +204,5 @@ def yours(spec: PredictSpec, answer: str, given: Any = None) -> Params:
               f"torch.arange({'*'.join(map(str, params['shape']))}).reshape({shape}) and the "
               f"expressions differ from the text's.\nPaste this into the answer cell below "
               f"instead of its dict, then fill in each None:\n\n{answer} = {{\n{rows},\n}}")
-    return params
+    # Read-only: the notebook's own cells evaluate these expressions after learners' cells ran.
+    return MappingProxyType({k: tuple(v) if isinstance(v, list) else v for k, v in params.items()})

@@ -22,6 +22,7 @@ to a spec never reshuffles what students already have.
 
 from __future__ import annotations
 
+import ast
 import random
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -35,6 +36,41 @@ MISSES = 2000  # rejections in a row after which no more distinct answer vectors
 
 class VariantError(ValueError):
     """A spec, a pool or a manifest that cannot give what was asked; the text says what to do."""
+
+
+MAX_EXPRESSION = 200   # characters
+MAX_INT = 512          # the largest number an expression may hold (a variant's sizes are small)
+_NODES = (ast.Expression, ast.Name, ast.Load, ast.Attribute, ast.Call, ast.Subscript, ast.Slice,
+          ast.Tuple, ast.List, ast.Constant, ast.UnaryOp, ast.USub, ast.Compare, ast.Gt, ast.Lt,
+          ast.GtE, ast.LtE, ast.Eq, ast.BinOp, ast.Mod, ast.Add, ast.Sub, ast.Mult)
+
+
+def unsafe(expr: Any, names: frozenset[str], methods: frozenset[str]) -> str:
+    """Why ``expr`` is not an expression a variant may hold ("" when it is one).
+
+    Variants are evaluated in the grader's own process (torch is the oracle), so what one may
+    hold is a short list of what is allowed: the spec's names (``x``, ``torch``), its methods,
+    subscripts, slices, comparisons and small integers. Nothing else: no builtins, no other
+    attribute, no string, no keyword argument."""
+    if type(expr) is not str or len(expr) > MAX_EXPRESSION:
+        return "not a short string"
+    try:
+        tree = ast.parse(expr, mode="eval")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return "not an expression"
+    for node in ast.walk(tree):
+        if not isinstance(node, _NODES):
+            return f"{type(node).__name__} is not allowed"
+        if isinstance(node, ast.Name) and node.id not in names:
+            return f"the name {node.id!r} is not allowed"
+        if isinstance(node, ast.Attribute) and node.attr not in methods:
+            return f"the attribute .{node.attr} is not allowed"
+        if isinstance(node, ast.Call) and node.keywords:
+            return "keyword arguments are not allowed"
+        if isinstance(node, ast.Constant) and not (type(node.value) is int
+                                                   and abs(node.value) <= MAX_INT):
+            return f"the constant {node.value!r} is not allowed"
+    return ""
 
 
 @dataclass(frozen=True)
@@ -53,6 +89,8 @@ class PredictSpec:
     shapes: tuple[tuple[int, ...], ...]
     oracle: Callable[[Params], list[Any]]
     min_from_0: int
+    names: frozenset[str] = frozenset({"x", "torch"})   # what an expression may name ...
+    methods: frozenset[str] = frozenset()                # ... and the attributes it may use
     tries: int = 20_000                            # candidates drawn before a pool is called full
     answers0: list[Any] = field(init=False, default_factory=list)
 
@@ -81,10 +119,39 @@ class PredictSpec:
             expressions.append(expr)
         return {"shape": list(shape), "expressions": expressions, "kinds": kinds}
 
+    def problem(self, params: Any) -> str:
+        """Why ``params`` is not a variant of this spec ("" when it is one): its form, every
+        expression (:func:`unsafe`), its kinds (variant 0's, in some order) and torch's answers
+        (as many of each as variant 0's). Run on every variant a manifest holds before it is
+        graded: a manifest edited by hand must never run in the grader's process."""
+        exprs, kinds = params.get("expressions"), params.get("kinds")
+        shape = params.get("shape")
+        if not (isinstance(exprs, list) and isinstance(kinds, list)
+                and len(exprs) == len(kinds) == len(self.kinds0)):
+            return f"it must have {len(self.kinds0)} expressions and their kinds"
+        if not (isinstance(shape, list) and tuple(shape) in {*self.shapes, tuple(self.variant0["shape"])}):
+            return f"its shape {shape!r} is not one of the spec's"
+        if Counter(map(str, kinds)) != Counter(self.kinds0):
+            return "its kinds are not the exercise's"
+        for expr in exprs:
+            why = unsafe(expr, self.names, self.methods)
+            if why:
+                return f"{str(expr)[:60]!r}: {why}"
+        try:
+            answers = self.oracle(dict(params))
+        except Exception as err:  # noqa: BLE001 - the manifest's, not the grader's, failure
+            return f"torch cannot answer it ({type(err).__name__}: {str(err)[:80]})"
+        if Counter(map(repr, answers)) != Counter(map(repr, self.answers0)):
+            return "its answers are not balanced like the published exercise's"
+        return ""
+
     def accepts(self, params: Params, taken: set[tuple[Any, ...]]) -> list[Any] | None:
         """The candidate's answers when it keeps this spec's promises, else None."""
         if len(set(params["expressions"])) != len(params["expressions"]):
             return None
+        if any(unsafe(e, self.names, self.methods) for e in params["expressions"]):
+            raise VariantError(f"{self.exercise}: a maker wrote {params['expressions']}, which "
+                               "uses more than the spec's names and methods: fix the maker")
         answers = self.oracle(params)
         if Counter(map(repr, answers)) != Counter(map(repr, self.answers0)):
             return None
