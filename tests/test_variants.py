@@ -401,6 +401,8 @@ def test_a_manifest_edited_by_hand_never_runs_in_the_grader(tmp_path):
     for change, says in (
             ({"expressions": [payload, *variant["expressions"][1:]]}, "is not allowed"),
             ({"expressions": ["x.__class__", *variant["expressions"][1:]]}, "is not allowed"),
+            ({"expressions": ["x.unsqueeze(0).expand(128 * 128, 4, 6).reshape(-1)",
+                              *variant["expressions"][1:]]}, "Mult is not allowed"),
             ({"expressions": variant["expressions"][:3], "kinds": variant["kinds"][:3]},
              "10 expressions"),
             ({"expressions": ["x[99]", *variant["expressions"][1:]]}, "torch cannot answer"),
