@@ -39,8 +39,9 @@ class VariantError(ValueError):
 
 
 MAX_EXPRESSION = 200   # characters
-MAX_INT = 128   # the largest number an expression may hold: what one expression can allocate
-# (x has at most 64 elements; an expand to 128³ of them is 1 GiB) stays small
+# What one expression may hold, so that what it allocates stays small: x has at most 64
+# elements, and at most one expand of 3 sizes up to 128 adds one dim (128 x 64 elements).
+MAX_INT, MAX_ARGS, MAX_CALLS = 128, 3, 3
 _NODES = (ast.Expression, ast.Name, ast.Load, ast.Attribute, ast.Call, ast.Subscript, ast.Slice,
           ast.Tuple, ast.List, ast.Constant, ast.UnaryOp, ast.USub, ast.Compare, ast.Gt, ast.Lt,
           ast.GtE, ast.LtE, ast.Eq, ast.BinOp, ast.Mod)   # no +, -, *: sizes stay as written
@@ -66,11 +67,13 @@ def unsafe(expr: Any, names: frozenset[str], methods: frozenset[str]) -> str:
             return f"the name {node.id!r} is not allowed"
         if isinstance(node, ast.Attribute) and node.attr not in methods:
             return f"the attribute .{node.attr} is not allowed"
-        if isinstance(node, ast.Call) and node.keywords:
-            return "keyword arguments are not allowed"
+        if isinstance(node, ast.Call) and (node.keywords or len(node.args) > MAX_ARGS):
+            return f"a call with keywords or more than {MAX_ARGS} arguments is not allowed"
         if isinstance(node, ast.Constant) and not (type(node.value) is int
                                                    and abs(node.value) <= MAX_INT):
             return f"the constant {node.value!r} is not allowed"
+    if sum(isinstance(node, ast.Call) for node in ast.walk(tree)) > MAX_CALLS:
+        return f"more than {MAX_CALLS} calls"
     return ""
 
 
