@@ -403,6 +403,10 @@ def test_a_manifest_edited_by_hand_never_runs_in_the_grader(tmp_path):
             ({"expressions": ["x.__class__", *variant["expressions"][1:]]}, "is not allowed"),
             ({"expressions": ["x.unsqueeze(0).expand(128 * 128, 4, 6).reshape(-1)",
                               *variant["expressions"][1:]]}, "Mult is not allowed"),
+            # Within those limits, but no maker's form: chained indexing that would allocate
+            # gigabytes (second red team of #31).
+            ({"expressions": ["x[x[0,0].expand(128,128,128)][x[0,0].expand(16,128)]",
+                              *variant["expressions"][1:]]}, "not an expression of the kind"),
             ({"expressions": variant["expressions"][:3], "kinds": variant["kinds"][:3]},
              "10 expressions"),
             ({"expressions": ["x[99]", *variant["expressions"][1:]]}, "torch cannot answer"),

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import ast
 import random
+import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -39,8 +40,8 @@ class VariantError(ValueError):
 
 
 MAX_EXPRESSION = 200   # characters
-# What one expression may hold, so that what it allocates stays small: x has at most 64
-# elements, and at most one expand of 3 sizes up to 128 adds one dim (128 x 64 elements).
+# What any expression may hold (a first, coarse check; PredictSpec.problem also requires a
+# maker's form, so that what one evaluates stays small).
 MAX_INT, MAX_ARGS, MAX_CALLS = 128, 3, 3
 _NODES = (ast.Expression, ast.Name, ast.Load, ast.Attribute, ast.Call, ast.Subscript, ast.Slice,
           ast.Tuple, ast.List, ast.Constant, ast.UnaryOp, ast.USub, ast.Compare, ast.Gt, ast.Lt,
@@ -77,6 +78,11 @@ def unsafe(expr: Any, names: frozenset[str], methods: frozenset[str]) -> str:
     return ""
 
 
+def form(expr: str) -> str:
+    """An expression with every number written N: what a maker writes whatever it draws."""
+    return re.sub(r"\d+", "N", expr)
+
+
 @dataclass(frozen=True)
 class PredictSpec:
     """One predict exercise's variants.
@@ -97,6 +103,8 @@ class PredictSpec:
     methods: frozenset[str] = frozenset()                # ... and the attributes it may use
     tries: int = 20_000                            # candidates drawn before a pool is called full
     answers0: list[Any] = field(init=False, default_factory=list)
+    # Each kind's forms: its makers' expressions with every number written N.
+    forms: dict[str, set[str]] = field(init=False, default_factory=dict)
 
     def __post_init__(self) -> None:
         if len(self.kinds0) != len(self.variant0["expressions"]):
@@ -108,6 +116,10 @@ class PredictSpec:
         # Every variant names the kind of each expression: tests diagnose misconceptions by kind.
         object.__setattr__(self, "variant0", {**self.variant0, "kinds": list(self.kinds0)})
         object.__setattr__(self, "answers0", self.oracle(self.variant0))
+        shape = tuple(self.variant0["shape"])
+        object.__setattr__(self, "forms", {kind: {form(maker(random.Random(0), shape))
+                                                  for maker in makers}
+                                           for kind, makers in self.makers.items()})
 
     def draw(self, rng: random.Random) -> Params:
         """One candidate (not yet checked): variant 0's kinds shuffled, each written afresh."""
@@ -124,10 +136,12 @@ class PredictSpec:
         return {"shape": list(shape), "expressions": expressions, "kinds": kinds}
 
     def problem(self, params: Any) -> str:
-        """Why ``params`` is not a variant of this spec ("" when it is one): its form, every
-        expression (:func:`unsafe`), its kinds (variant 0's, in some order) and torch's answers
-        (as many of each as variant 0's). Run on every variant a manifest holds before it is
-        graded: a manifest edited by hand must never run in the grader's process."""
+        """Why ``params`` is not a variant of this spec ("" when it is one): its form, its kinds
+        (variant 0's, in some order), every expression (:func:`unsafe`, and written as one of
+        its kind's makers writes them, numbers aside) and torch's answers (as many of each as
+        variant 0's). Run on every variant a manifest holds before it is graded: a manifest
+        edited by hand must never run in the grader's process, and only a maker's forms (with
+        numbers up to MAX_INT) are evaluated, so what one allocates stays small."""
         exprs, kinds = params.get("expressions"), params.get("kinds")
         shape = params.get("shape")
         if not (isinstance(exprs, list) and isinstance(kinds, list)
@@ -137,8 +151,10 @@ class PredictSpec:
             return f"its shape {shape!r} is not one of the spec's"
         if Counter(map(str, kinds)) != Counter(self.kinds0):
             return "its kinds are not the exercise's"
-        for expr in exprs:
+        for expr, kind in zip(exprs, kinds):
             why = unsafe(expr, self.names, self.methods)
+            if not why and form(expr) not in self.forms.get(kind, ()):
+                why = f"not an expression of the kind {str(kind)[:40]!r}"
             if why:
                 return f"{str(expr)[:60]!r}: {why}"
         try:
