@@ -398,6 +398,7 @@ def test_a_manifest_edited_by_hand_never_runs_in_the_grader(tmp_path):
     marker = tmp_path / "ran"
     payload = f"__import__('pathlib').Path({str(marker)!r}).write_text('x') and x[2]"
     variant = good["exercises"][SHARING.exercise]["variants"][1]
+    at = variant["kinds"].index("integer index")   # x[99] has that kind's form, x[N]
     for change, says in (
             ({"expressions": [payload, *variant["expressions"][1:]]}, "is not allowed"),
             ({"expressions": ["x.__class__", *variant["expressions"][1:]]}, "is not allowed"),
@@ -409,7 +410,8 @@ def test_a_manifest_edited_by_hand_never_runs_in_the_grader(tmp_path):
                               *variant["expressions"][1:]]}, "not an expression of the kind"),
             ({"expressions": variant["expressions"][:3], "kinds": variant["kinds"][:3]},
              "10 expressions"),
-            ({"expressions": ["x[99]", *variant["expressions"][1:]]}, "torch cannot answer"),
+            ({"expressions": [*variant["expressions"][:at], "x[99]", *variant["expressions"][at + 1:]]},
+             "torch cannot answer"),
             ({"kinds": ["narrow"] * 10}, "kinds are not"),
             ({"shape": [60, 60]}, "shape")):
         edited = json.loads(json.dumps(good))
