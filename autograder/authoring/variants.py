@@ -15,6 +15,7 @@ from pathlib import Path
 import nbformat
 
 from tensorcourse.variants import SPECS, VariantError, freeze, load, params_for
+from tensorcourse.variants.manifest import answer_stub
 
 from ..course import NOTEBOOKS, STUDENT_ID, VARIANTS, CourseError, notebook_names
 from ..outputs.lms import read_roster
@@ -117,12 +118,11 @@ def _personal(nb: nbformat.NotebookNode, data: dict, student: str) -> nbformat.N
         literal = json.dumps([index, params])   # JSON of str, int, list, dict: a Python literal
         shown[0].source = f"{head}{call}{answer}, given={literal}{close}{tail}"
         name = answer.strip().strip("\"'")
-        rows = "".join(f"    {json.dumps(e)}: None,\n" for e in params["expressions"])
         body, brace, after = stubs[0].source.partition("\n}\n")
         if not brace or not body.startswith(f"{name} = {{"):
             raise CourseError(f"{stub_id}: its stub is not a `{name} = {{...}}` dict; regenerate "
                               "the release.")
-        stubs[0].source = f"{name} = {{\n{rows}}}\n{after}"
+        stubs[0].source = answer_stub(name, params["expressions"]) + after
     return out
 
 

@@ -79,14 +79,12 @@ def references(reference: Mapping[str, list[dict]] | None, variants: Assigned,
     """(one submission's reference checks, its variant number by test): the solution's, with
     each variant's test replaced by :func:`reference_for`'s. No reference, or no checks kept
     for a test (the solution failed it): that test is left to the kernel, as for everyone."""
-    numbers: dict[str, int] = {}
+    numbers = {grade_id(SPECS[e]): index for e, (index, _) in variants.items()}
     if reference is None:
-        return None, {grade_id(SPECS[e]): i for e, (i, _) in variants.items()}
+        return None, numbers
     out = dict(reference)
-    for exercise, (index, params) in variants.items():
-        spec = SPECS[exercise]
-        gid = grade_id(spec)
-        numbers[gid] = index
+    for exercise, (_, params) in variants.items():
+        gid = grade_id(SPECS[exercise])
         if gid in reference:
-            out[gid] = reference_for(spec, params, reference[gid])
+            out[gid] = reference_for(SPECS[exercise], params, reference[gid])
     return out, numbers

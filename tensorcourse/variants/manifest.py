@@ -185,6 +185,13 @@ def _from_grader(spec: PredictSpec) -> tuple[int, Params] | None:
     return (index, params) if ok else None
 
 
+def answer_stub(answer: str, expressions: Any) -> str:
+    """The answer dict a learner fills in, one ``None`` per expression (what ``yours`` prints
+    and a per-student release writes into the answer cell)."""
+    rows = "".join(f"    {json.dumps(e)}: None,\n" for e in expressions)
+    return f"{answer} = {{\n{rows}}}\n"
+
+
 def yours(spec: PredictSpec, answer: str, given: Any = None) -> Mapping[str, Any]:
     """This learner's variant of ``spec`` (:func:`mine`). When it is not the published one, it
     is printed: ``x`` and the expressions, and the ``answer`` dict ready to paste.
@@ -198,11 +205,11 @@ def yours(spec: PredictSpec, answer: str, given: Any = None) -> Mapping[str, Any
             and is_params(given[1]) and not spec.problem(given[1]):
         index, params = given
     if index:
-        rows = ",\n".join(f"    {json.dumps(e)}: None" for e in params["expressions"])
         shape = ", ".join(map(str, params["shape"]))
         print(f"Your variant of this exercise is number {index}: here x = "
               f"torch.arange({'*'.join(map(str, params['shape']))}).reshape({shape}) and the "
               f"expressions differ from the text's.\nPaste this into the answer cell below "
-              f"instead of its dict, then fill in each None:\n\n{answer} = {{\n{rows},\n}}")
+              f"instead of its dict, then fill in each None:\n\n"
+              f"{answer_stub(answer, params['expressions'])}")
     # Read-only: the notebook's own cells evaluate these expressions after learners' cells ran.
     return MappingProxyType({k: tuple(v) if isinstance(v, list) else v for k, v in params.items()})
