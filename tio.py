@@ -86,6 +86,13 @@ CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 # The learner's environment without a GPU must stay under this (issue #28's goal).
 LEARNER_SIZE_GOAL_GB = 1.5
 GPU_CHECK = ["-m", "tensorcourse.gpu_check"]
+# Removed from the test environments after installing (the learner's keeps them). jupyter-events
+# asks for jsonschema[format-nongpl], which brings rfc3987-syntax: on import it builds some 30
+# Earley parsers, 1.6 s of CPU in every process that imports nbformat. The suite starts
+# hundreds (each grader command, Jupyter server, Dask worker, nbclient run): minutes of a
+# 2-core run. Nothing here checks the IRI format, which is all jsonschema uses it for (without
+# it, jsonschema skips that one format check); `pip check` stays clean.
+TEST_ENVIRONMENT_DROPS = ("rfc3987-syntax",)
 
 
 def _bin(name: str, env: Path = VENV) -> str:
@@ -200,6 +207,9 @@ def ensure_environment(env: Path = VENV, requirements: str | None = None, *,
     subprocess.run(pip + ["--upgrade", "pip"], check=True, stdout=output, stderr=output)
     subprocess.run(pip + ["-r", str(pins), "-e", str(ROOT)], check=True, stdout=output,
                    stderr=output)
+    if name == "test":
+        subprocess.run([_bin("python", env), "-m", "pip", "uninstall", "-y", "-q",
+                        *TEST_ENVIRONMENT_DROPS], check=True, stdout=output, stderr=output)
     stamps[name] = _fingerprint(requirements)
     (env / ".tio-installed").write_text(json.dumps(stamps))
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import json
+import os
 import random
 import subprocess
 import sys
@@ -19,6 +20,7 @@ from pathlib import Path
 import pytest
 
 import variant_answers
+from autograder import cli
 from autograder.judge import values
 from autograder.judge import variants as judge_variants
 from coursefiles import read, solution_path
@@ -197,7 +199,18 @@ def _cli(*args: str) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=120)
 
 
-def test_the_instructors_command_freezes_and_shows(tmp_path):
+def _cli_here(capsys, *args: str) -> tuple[int, str]:
+    """The same command in this process: (exit status, stderr). The bad-input cases below only
+    read arguments and files, so each need not pay a new interpreter's imports (~3 s)."""
+    try:
+        code = cli.main(["variants", *args])
+    except SystemExit as stop:  # argparse's usage errors
+        code = stop.code
+    return code, capsys.readouterr().err
+
+
+def test_the_instructors_command_freezes_and_shows(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("PATH", os.environ.get("PATH", ""))  # main() may prepend its bin folder
     roster, secret, manifest = tmp_path / "roster.csv", tmp_path / "secret", tmp_path / "v.json"
     roster.write_text("student\n" + "\n".join(CLASS) + "\n")
     secret.write_text(SECRET.decode() + "\n")
@@ -211,8 +224,8 @@ def test_the_instructors_command_freezes_and_shows(tmp_path):
     assert f"{SHARING.exercise}: variant {index}" in shown.stdout
     assert all(e in shown.stdout for e in params["expressions"])
     # Again with the same roster: the file does not change.
-    assert _cli(a, "--roster", str(roster), "--secret-file", str(secret), "--manifest",
-                str(manifest)).returncode == 0
+    assert _cli_here(capsys, a, "--roster", str(roster), "--secret-file", str(secret),
+                     "--manifest", str(manifest))[0] == 0
     assert manifest.read_bytes() == frozen
     # Red team of the variants command: each of these printed a traceback.
     broken = {"not-json.json": "{", "students-list.json": {"students": []},
@@ -241,8 +254,8 @@ def test_the_instructors_command_freezes_and_shows(tmp_path):
                        (("01-why-tensors", "--show", "s03"), "no exercise with variants"),
                        ((a, "--roster", str(roster), "--secret-file", str(tmp_path / "none"),
                          "--manifest", str(manifest)), "cannot read the course secret")]:
-        run = _cli(*args)
-        assert run.returncode == 2 and says in run.stderr, (args, run.stderr)
+        code, err = _cli_here(capsys, *args)
+        assert code == 2 and says in err, (args, err)
 
 
 # ---- grading a class of 30: the notebook's own hidden tests, decided outside as the grader does
