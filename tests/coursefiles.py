@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import re
 from pathlib import Path
 
 import nbformat
@@ -52,6 +53,21 @@ def exercises(nb) -> list[tuple[int, int]]:
             if j is not None:
                 pairs.append((i, j))
     return pairs
+
+
+def predict_exercises(nb) -> list[int]:
+    """Indices of the graded test cells of the notebook's predict exercises (those whose
+    heading says ``### Exercise N (predict, ...)``)."""
+    found, in_predict = [], False
+    for i, cell in enumerate(nb.cells):
+        heading = re.search(r"^### Exercise.*$", cell.source, re.M) if cell.cell_type == "markdown" else None
+        if heading:
+            in_predict = "(predict," in heading.group(0)
+        meta = cell.metadata.get("nbgrader", {})
+        if in_predict and meta.get("grade") and not meta.get("solution"):
+            found.append(i)
+            in_predict = False
+    return found
 
 
 def solution_answers(assignment: str) -> dict[str, str]:

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from coursefiles import NOTEBOOKS, REPO, assignments
+from coursefiles import NOTEBOOKS, REPO, assignments, predict_exercises
 
 TOKEN = "first-hour"
 INSTRUCTOR_PLUGINS = ["@jupyter/nbgrader:formgrader", "@jupyter/nbgrader:create-assignment",
@@ -347,27 +347,13 @@ def test_the_readme_install_line_resolves_in_this_environment(tmp_path):
 
 
 
-def _predict_exercises(nb) -> list[int]:
-    """Indices of the graded test cells of the notebook's predict exercises."""
-    found, in_predict = [], False
-    for i, cell in enumerate(nb.cells):
-        heading = re.search(r"^### Exercise.*$", cell.source, re.M) if cell.cell_type == "markdown" else None
-        if heading:
-            in_predict = "(predict," in heading.group(0)
-        meta = cell.metadata.get("nbgrader", {})
-        if in_predict and meta.get("grade") and not meta.get("solution"):
-            found.append(i)
-            in_predict = False
-    return found
-
-
 @pytest.mark.parametrize("folder", ["solutions", "notebooks"])
 @pytest.mark.parametrize("assignment", assignments())
 def test_every_predict_exercise_is_followed_by_an_ungraded_check_yourself(folder, assignment):
     import nbformat
 
     nb = nbformat.read(REPO / folder / assignment / f"{assignment}.ipynb", as_version=4)
-    tests = _predict_exercises(nb)
+    tests = predict_exercises(nb)
     assert tests, f"{assignment}: no predict exercise found"
     for i in tests:
         text, check = nb.cells[i + 1], nb.cells[i + 2]

@@ -23,11 +23,12 @@ import variant_answers
 from autograder import cli
 from autograder.judge import values
 from autograder.judge import variants as judge_variants
-from coursefiles import read, solution_path
+from coursefiles import assignments, predict_exercises, read, solution_path
 from tensorcourse.variants import (
     FILE_NAME,
     GRADER_ENV,
     SPECS,
+    WITHOUT_VARIANTS,
     VariantError,
     freeze,
     load,
@@ -39,6 +40,23 @@ from tensorcourse.variants.indexing import OUTCOMES, SHARING
 REPO = Path(__file__).resolve().parent.parent
 SECRET = b"a course secret of 32 bytes....."
 CLASS = [f"s{i:02d}" for i in range(30)]
+
+
+def test_every_predict_exercise_has_variants_or_says_why_not():
+    """A predict exercise added without a spec fails here until it gets one or a reason in
+    tensorcourse/variants/scope.py; a spec'd exercise is not also listed as lacking one."""
+    predict = set()
+    for a in assignments():
+        nb = read(solution_path(a))
+        predict |= {f"{a}/{nb.cells[i].metadata['nbgrader']['grade_id']}" for i in predict_exercises(nb)}
+    assert len(predict) >= 19, sorted(predict)
+    assert not set(SPECS) & set(WITHOUT_VARIANTS), set(SPECS) & set(WITHOUT_VARIANTS)
+    unaccounted = predict - set(SPECS) - set(WITHOUT_VARIANTS)
+    assert not unaccounted, ("predict exercises with neither a spec nor a reason in "
+                             f"tensorcourse/variants/scope.py: {sorted(unaccounted)}")
+    stale = (set(SPECS) | set(WITHOUT_VARIANTS)) - predict
+    assert not stale, f"listed but not predict exercises of the course: {sorted(stale)}"
+    assert all(reason and change for reason, change in WITHOUT_VARIANTS.values())
 
 
 @pytest.mark.parametrize("spec, name, predicted", [

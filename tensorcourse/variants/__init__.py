@@ -6,8 +6,9 @@
   secret; read back from the manifest and a student id alone. In a notebook,
   :func:`yours` gives the learner's own variant (graded: the one the grader passed in).
 * :mod:`.indexing`: notebook 03's specs (Exercises 2 and 5).
+* :mod:`.scope`: every other predict exercise, with why it has no variants yet.
 
-:data:`SPECS` lists every spec by exercise id.
+:data:`SPECS` lists every spec by exercise id; :data:`WITHOUT_VARIANTS` the rest.
 """
 
 from __future__ import annotations
@@ -15,9 +16,10 @@ from __future__ import annotations
 from . import indexing
 from .indexing import OUTCOMES, SHARING
 from .manifest import FILE_NAME, GRADER_ENV, freeze, load, mine, params_for, yours
+from .scope import WITHOUT_VARIANTS
 from .spec import Params, PredictSpec, VariantError
 
 SPECS: dict[str, PredictSpec] = {spec.exercise: spec for spec in (SHARING, OUTCOMES)}
 
 __all__ = ["FILE_NAME", "GRADER_ENV", "SPECS", "Params", "PredictSpec", "VariantError",
-           "freeze", "indexing", "load", "mine", "params_for", "yours"]
+           "WITHOUT_VARIANTS", "freeze", "indexing", "load", "mine", "params_for", "yours"]

@@ -1,0 +1,63 @@
+"""Which predict exercises have per-student variants, and why each other one has none yet.
+
+Every predict exercise of the course either has a spec in :data:`tensorcourse.variants.SPECS`
+or is listed in :data:`WITHOUT_VARIANTS` with its reason (``tests/test_variants.py`` holds
+this): a new predict exercise gets a spec or says why not, so the gap stays visible. Without a
+spec an exercise is graded as published for everyone (the grader notes it; a copied answer
+still scores).
+
+The reasons, and what lifting them takes:
+
+* :data:`ANSWERS`: the answers are not bool or str (tuples, dtypes, ``None``). The grader
+  decides a variant's expected answers outside the kernel and encodes only bool and str
+  (``autograder.judge.variants._encoded``); and :class:`~tensorcourse.variants.PredictSpec`'s
+  balance rule (as many of each answer as variant 0) counts *equal* answers, which the strides
+  or shapes of another base shape never are. Such a spec needs answer classes to balance
+  (e.g. "permuted" vs "contiguous" strides) and those encodings.
+* :data:`SCENARIOS`: the answers come from fixed code (named functions, models, threads, a
+  scripted sequence), not from tensors a generator can redraw. A variant needs other code, or
+  other numbers in the script (with the course's own model or torch computing the answers).
+"""
+
+from __future__ import annotations
+
+ANSWERS = "answers are not bool or str"
+SCENARIOS = "answers come from fixed code, not redrawable tensors"
+
+# exercise -> (reason, what a variant would change)
+WITHOUT_VARIANTS: dict[str, tuple[str, str]] = {
+    "01-why-tensors/ex1-dtypes": (
+        ANSWERS, "dtypes: other literals and divisions (int/float/bool mixes)"),
+    "02-creating-tensors/ex1-constructors": (
+        ANSWERS, "(shape, dtype) pairs: other sizes and fill values"),
+    "02-creating-tensors/ex4-layouts": (
+        ANSWERS, "stride tuples: another base shape and other permutations"),
+    "04-operations-and-autograd/ex4-graph-flags": (
+        ANSWERS, "(requires_grad, is_leaf, grad_fn) triples: other operations on w and c"),
+    "05-memory-and-performance/ex5-autocast": (
+        ANSWERS, "dtypes: other operations under CPU autocast"),
+    "07-programmable-tensor-system/ex2-grad-fn": (
+        ANSWERS, "node names or None: other expressions of x, w, b and c"),
+    "09-layout-devices-gradient-lifetime/ex3-to-predict": (
+        ANSWERS, "(same tensor?, node name) pairs: other conversions of h"),
+    "12-torch-func-and-kernels/ex1-vmap-shapes": (
+        ANSWERS, "shapes or 'error': other batch sizes and in_dims/out_dims"),
+    "04-operations-and-autograd/ex6-grad-mode": (
+        SCENARIOS, "which grad-mode block each thread and step runs in"),
+    "05-memory-and-performance/ex3-recompiles": (
+        SCENARIOS, "the call sequences given to seven compiled functions"),
+    "06-troubleshooting/ex3-allocator": (
+        SCENARIOS, "the sizes in the allocator script (the course's allocator model answers)"),
+    "06-troubleshooting/ex6-find-unused": (
+        SCENARIOS, "which of five models leave a parameter without a gradient"),
+    "07-programmable-tensor-system/ex6-mode-flags": (
+        SCENARIOS, "which of seven execution contexts each flag is read in"),
+    "08-autograd-function-and-compilers/ex5-who-accepts": (
+        SCENARIOS, "the six functions given to script, compile and export"),
+    "10-training-script/ex1-collate": (
+        SCENARIOS, "the samples each batch is collated from"),
+    "10-training-script/ex3-scaler": (
+        SCENARIOS, "where the inf gradient falls and the scaler's growth interval"),
+    "11-leaks-gradients-compile-hangs/ex5-graph-breaks": (
+        SCENARIOS, "the six functions whose graph breaks are counted"),
+}
