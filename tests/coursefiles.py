@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import ast
 import copy
+import json
 import re
 from pathlib import Path
 
@@ -109,3 +111,15 @@ def process_alive(marker: str) -> bool:
         except OSError:
             continue
     return False
+
+
+def pip_would_install(report: Path) -> list[str]:
+    """The names a ``pip install --dry-run --report`` file lists, less what tio.py removes from
+    the test environments after installing them (``TEST_ENVIRONMENT_DROPS``): pip would put
+    those back, and only this suite's environments lack them."""
+    tree = ast.parse((REPO / "tio.py").read_text())
+    drops = next(ast.literal_eval(node.value) for node in tree.body if isinstance(node, ast.Assign)
+                 and any(getattr(t, "id", "") == "TEST_ENVIRONMENT_DROPS" for t in node.targets))
+    return sorted(name for name in (item["metadata"]["name"]
+                                    for item in json.loads(report.read_text())["install"])
+                  if name not in drops)

@@ -10,7 +10,6 @@ module and a fake pip, and the exact pip command is asserted.
 from __future__ import annotations
 
 import importlib.util
-import json
 import re
 import subprocess
 import sys
@@ -22,7 +21,7 @@ import pytest
 from autograder.authoring import generate as gen
 from autograder.authoring.verified import report_url, verified_markdown
 from autograder.course import CourseError, Publication, _tool_table_fallback, publication
-from coursefiles import REPO, assignments, read, release_path
+from coursefiles import REPO, assignments, pip_would_install, read, release_path
 from tensorcourse import colab
 
 PUB = publication()
@@ -269,7 +268,7 @@ def test_installing_the_helper_keeps_the_installed_torch_ipywidgets_matplotlib(t
                                  "--disable-pip-version-check", "--report", str(report), *extra,
                                  str(REPO)], capture_output=True, text=True, timeout=300)
         assert result.returncode == 0, result.stdout + result.stderr
-        names = sorted(item["metadata"]["name"] for item in json.loads(report.read_text())["install"])
+        names = pip_would_install(report)
         assert names == ["tensorcourse"], f"pip {' '.join(extra)} would install {names}"
 
 
