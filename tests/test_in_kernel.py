@@ -109,3 +109,25 @@ def test_the_bootstrap_cell_is_the_file_and_a_call_with_data():
     call = boot[len(integrity.IN_KERNEL.read_text(encoding="utf-8")):]
     assert f"{plan.guard_name}, {plan.runner_name} = _tio_make_guard(" in call
     assert "del _tio_make_guard" in call
+
+
+def test_the_grader_encodes_a_variants_answers_as_the_kernel_does(kernel):
+    """autograder.judge.variants decides a variant's expected answers outside the kernel and
+    encodes them as this file's recorder would: for every answer a spec gives (and the other
+    types it promises to encode), the two encodings are equal."""
+    import torch
+
+    from autograder.judge.variants import _encoded
+    from tensorcourse.variants import SPECS
+
+    answers = [True, 3, "view", None, torch.float16, ((2, 3), torch.int64), [(1,), ()]]
+    for spec in SPECS.values():
+        for params in spec.pool(3, "encode"):
+            answers += spec.oracle(params)
+    shell = kernel[0]
+    for i, answer in enumerate(answers):
+        shell.user_ns["_answer"] = answer
+        lines = _run(kernel, f"e{i}", "tc.check.same_value(_answer, _answer, name='a')",
+                     {"tc": "tensorcourse"})
+        record = json.loads(next(x for x in lines if x.startswith(f"TIO-VALUE e{i}")).split(" ", 2)[2])
+        assert record["expected"] == _encoded(answer) == record["actual"], answer

@@ -13,9 +13,18 @@ from typing import Any
 
 from tensorcourse.variants import SPECS, PredictSpec
 
-# The dict each exercise's answer cell binds (notebook 03), by exercise id.
-ANSWER_NAMES = {"03-indexing-and-views/ex2-sharing": "predicted_sharing",
+# The dict each exercise's answer cell binds, and the name the release cell gives its
+# expressions, by exercise id.
+ANSWER_NAMES = {"02-creating-tensors/ex4-layouts": "predicted_strides",
+                "03-indexing-and-views/ex2-sharing": "predicted_sharing",
                 "03-indexing-and-views/ex5-view-copy-error": "predicted_outcomes"}
+EXPRESSION_NAMES = {"02-creating-tensors/ex4-layouts": "LAYOUT_EXPRESSIONS",
+                    "03-indexing-and-views/ex2-sharing": "SHARING_EXPRESSIONS",
+                    "03-indexing-and-views/ex5-view-copy-error": "SHAPE_EXPRESSIONS"}
+
+
+def assignment(spec: PredictSpec) -> str:
+    return spec.exercise.split("/", 1)[0]
 
 
 def answer_id(spec: PredictSpec) -> str:
@@ -32,13 +41,20 @@ def right(spec: PredictSpec, params: dict) -> list[Any]:
     return spec.oracle(params)
 
 
-def as_kind(spec: PredictSpec, wrong0: dict[str, Any], params: dict) -> list[Any]:
+def as_kind(spec: PredictSpec, wrong0: dict[str, Any], params: dict,
+            misconception: str = "") -> list[Any]:
     """Variant 0's wrong answer dict ``wrong0`` as the same belief on ``params``' variant:
     where it differs from torch's answer on variant 0, the expression of the same kind gets
-    the wrong value; every other expression gets torch's answer."""
+    the wrong value; every other expression gets torch's answer. The wrong value is the one
+    the spec's ``beliefs`` give ``misconception`` on that variant when the spec has them (a
+    wrong stride tuple of variant 0 is no belief about another shape), else variant 0's."""
     believed = {kind: wrong0[expr] for kind, expr, truth in zip(
         spec.kinds0, spec.variant0["expressions"], spec.answers0) if wrong0[expr] != truth}
-    return [believed.get(kind, truth) for kind, truth in zip(params["kinds"], right(spec, params))]
+    predicted = spec.beliefs(params) if spec.beliefs else [{} for _ in params["kinds"]]
+    return [(predicted[i][misconception] if spec.beliefs else believed[kind])
+            if kind in believed else truth
+            for i, (kind, truth) in enumerate(zip(params["kinds"], right(spec, params)))]
 
 
-__all__ = ["ANSWER_NAMES", "SPECS", "answer_cell", "answer_id", "as_kind", "right"]
+__all__ = ["ANSWER_NAMES", "EXPRESSION_NAMES", "SPECS", "answer_cell", "answer_id", "as_kind",
+           "assignment", "right"]

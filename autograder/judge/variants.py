@@ -45,11 +45,18 @@ def assigned(manifest: Mapping[str, Any] | None, assignment: str, student: str) 
 
 
 def _encoded(answer: Any) -> dict[str, Any]:
-    """An answer as the kernel's recorder encodes a value (autograder.judge.in_kernel)."""
-    if type(answer) not in (bool, str):
-        raise VariantError(f"an oracle answered {answer!r}: only bool and str answers are graded "
-                           "outside the kernel")
-    return {"t": f"builtins.{type(answer).__name__}", "v": answer}
+    """An answer as the kernel's recorder encodes a value (``encode`` in
+    autograder/judge/in_kernel.py; tests/test_in_kernel.py holds the two in step): bool, int,
+    str and None as themselves, tuples and lists item by item, a ``torch.dtype`` by its name."""
+    t = type(answer)
+    if t in (bool, int, str, type(None)):
+        return {"t": f"builtins.{t.__name__}", "v": answer}
+    if t in (tuple, list):
+        return {"t": f"builtins.{t.__name__}", "items": [_encoded(a) for a in answer]}
+    if f"{t.__module__}.{t.__qualname__}" == "torch.dtype":
+        return {"t": "torch.dtype", "v": str(answer)}
+    raise VariantError(f"an oracle answered {answer!r}: only bool, int, str, None, dtypes, and "
+                       "tuples or lists of them are graded outside the kernel")
 
 
 def reference_for(spec: PredictSpec, params: Mapping[str, Any], template: list[dict]) -> list[dict]:

@@ -5,7 +5,9 @@
 * :mod:`.manifest`: who has which variant, frozen at release from the roster and a course
   secret; read back from the manifest and a student id alone. In a notebook,
   :func:`yours` gives the learner's own variant (graded: the one the grader passed in).
+* :mod:`.oracle`: how a spec's expression is evaluated (torch decides every answer).
 * :mod:`.indexing`: notebook 03's specs (Exercises 2 and 5).
+* :mod:`.layouts`: notebook 02's Exercise 4 (strides).
 * :mod:`.scope`: every other predict exercise, with why it has no variants yet.
 
 :data:`SPECS` lists every spec by exercise id; :data:`WITHOUT_VARIANTS` the rest.
@@ -13,13 +15,15 @@
 
 from __future__ import annotations
 
-from . import indexing
+from . import indexing, layouts
 from .indexing import OUTCOMES, SHARING
+from .layouts import LAYOUTS
 from .manifest import FILE_NAME, GRADER_ENV, freeze, load, mine, params_for, yours
 from .scope import WITHOUT_VARIANTS
 from .spec import Params, PredictSpec, VariantError
 
-SPECS: dict[str, PredictSpec] = {spec.exercise: spec for spec in (SHARING, OUTCOMES)}
+SPECS: dict[str, PredictSpec] = {spec.exercise: spec for spec in (LAYOUTS, SHARING, OUTCOMES)}
 
-__all__ = ["FILE_NAME", "GRADER_ENV", "SPECS", "Params", "PredictSpec", "VariantError",
-           "WITHOUT_VARIANTS", "freeze", "indexing", "load", "mine", "params_for", "yours"]
+__all__ = ["FILE_NAME", "GRADER_ENV", "LAYOUTS", "OUTCOMES", "SHARING", "SPECS", "Params",
+           "PredictSpec", "VariantError", "WITHOUT_VARIANTS", "freeze", "indexing", "layouts",
+           "load", "mine", "params_for", "yours"]

@@ -8,12 +8,13 @@ variant asks the same things in another order (equal difficulty); torch decides 
 
 from __future__ import annotations
 
-import builtins
 import random
+from collections.abc import Sequence
 
 import torch
 
 from ..viz.layout import shares_storage
+from .oracle import evaluate
 from .spec import Params, PredictSpec
 
 
@@ -22,18 +23,14 @@ def base(params: Params) -> torch.Tensor:
     return torch.arange(rows * cols).reshape(rows, cols)
 
 
+def setup(shape: Sequence[int]) -> str:
+    """The line that makes :func:`base` (what a learner is shown)."""
+    rows, cols = shape
+    return f"x = torch.arange({rows * cols}).reshape({rows}, {cols})"
+
+
 METHODS = frozenset({"t", "view", "reshape", "flatten", "narrow", "unsqueeze", "expand",
                      "contiguous", "tensor"})
-
-
-def _evaluate(expr: str, x: torch.Tensor) -> torch.Tensor:
-    # Only a spec's expressions (drawn by its makers, or checked by PredictSpec.problem when
-    # read from a manifest) are evaluated, never a learner's text; and with one builtin, the
-    # import torch's C++ makes through the caller's builtins (no expression can name it).
-    return eval(expr, {"__builtins__": _IMPORT_ONLY, "torch": torch, "x": x})  # noqa: S307
-
-
-_IMPORT_ONLY = {"__import__": builtins.__import__}
 
 
 def sharing(params: Params) -> list[bool]:
@@ -41,7 +38,7 @@ def sharing(params: Params) -> list[bool]:
     out = []
     for expr in params["expressions"]:
         x = base(params)  # a fresh x each time: nothing one expression does reaches the next
-        out.append(shares_storage(_evaluate(expr, x), x))
+        out.append(shares_storage(evaluate(expr, x), x))
     return out
 
 
@@ -51,7 +48,7 @@ def outcome(params: Params) -> list[str]:
     for expr in params["expressions"]:
         x = base(params)
         try:
-            out.append("view" if shares_storage(_evaluate(expr, x), x) else "copy")
+            out.append("view" if shares_storage(evaluate(expr, x), x) else "copy")
         except RuntimeError:
             out.append("error")
     return out
@@ -97,6 +94,7 @@ SHARING = PredictSpec(
     },
     shapes=((3, 5), (4, 5), (4, 6), (5, 4), (5, 6), (6, 4), (3, 7), (6, 5)),
     oracle=sharing,
+    setup=setup,
     methods=METHODS,
     min_from_0=4,  # of 10 answers (5 True): the public solution gets at most 6 right; 5 or more
     # would push every variant towards the opposite of variant 0, and so towards each other
@@ -139,6 +137,7 @@ OUTCOMES = PredictSpec(
     },
     shapes=((4, 6), (6, 4), (3, 8), (8, 3), (4, 5), (5, 4), (6, 6), (3, 6), (2, 6)),
     oracle=outcome,
+    setup=setup,
     methods=METHODS,
     min_from_0=5,  # of 10 answers (4 view, 4 copy, 2 error): the public solution gets at most 5
 )

@@ -58,6 +58,9 @@ def freeze(specs: Iterable[PredictSpec], assignment: str, students: Iterable[str
     exercises = {k: {"variants": list(v["variants"])} for k, v in old.get("exercises", {}).items()}
     given = {s: dict(v) for s, v in old.get("students", {}).items()}
     for spec in specs:
+        if spec.exercise.split("/", 1)[0] != assignment:
+            raise VariantError(f"{spec.exercise} is not an exercise of {assignment}: freeze "
+                               "each assignment's manifest with its own exercises")
         entry = exercises.setdefault(spec.exercise, {"variants": []})
         had = {s: v[spec.exercise] for s, v in given.items() if spec.exercise in v}
         new = sorted((s for s in roster if s not in had),
@@ -205,10 +208,8 @@ def yours(spec: PredictSpec, answer: str, given: Any = None) -> Mapping[str, Any
             and is_params(given[1]) and not spec.problem(given[1]):
         index, params = given
     if index:
-        shape = ", ".join(map(str, params["shape"]))
-        print(f"Your variant of this exercise is number {index}: here x = "
-              f"torch.arange({'*'.join(map(str, params['shape']))}).reshape({shape}) and the "
-              f"expressions differ from the text's.\nPaste this into the answer cell below "
+        print(f"Your variant of this exercise is number {index}: here {spec.setup(params['shape'])} "
+              f"and the expressions differ from the text's.\nPaste this into the answer cell below "
               f"instead of its dict, then fill in each None:\n\n"
               f"{answer_stub(answer, params['expressions'])}")
     # Read-only: the notebook's own cells evaluate these expressions after learners' cells ran.

@@ -8,12 +8,13 @@ still scores).
 
 The reasons, and what lifting them takes:
 
-* :data:`ANSWERS`: the answers are not bool or str (tuples, dtypes, ``None``). The grader
-  decides a variant's expected answers outside the kernel and encodes only bool and str
-  (``autograder.judge.variants._encoded``); and :class:`~tensorcourse.variants.PredictSpec`'s
-  balance rule (as many of each answer as variant 0) counts *equal* answers, which the strides
-  or shapes of another base shape never are. Such a spec needs answer classes to balance
-  (e.g. "permuted" vs "contiguous" strides) and those encodings.
+* :data:`ANSWERS`: the answers are tuples, dtypes or ``None``, and
+  :class:`~tensorcourse.variants.PredictSpec`'s balance rule (as many of each answer as
+  variant 0) counts *equal* answers, which the shapes or dtypes of another expression often
+  are not. Such a spec needs an ``answer_class`` to balance, as 02 Ex4's strides have
+  ("row-major" against "reordered", :mod:`tensorcourse.variants.layouts`), and ``beliefs``
+  that compute each misconception's prediction on the variant. The grader already encodes
+  such answers outside the kernel (``autograder.judge.variants._encoded``).
 * :data:`SCENARIOS`: the answers come from fixed code (named functions, models, threads, a
   scripted sequence), not from tensors a generator can redraw. A variant needs other code, or
   other numbers in the script (with the course's own model or torch computing the answers).
@@ -21,7 +22,7 @@ The reasons, and what lifting them takes:
 
 from __future__ import annotations
 
-ANSWERS = "answers are not bool or str"
+ANSWERS = "answers need classes to balance"
 SCENARIOS = "answers come from fixed code, not redrawable tensors"
 
 # exercise -> (reason, what a variant would change)
@@ -30,8 +31,6 @@ WITHOUT_VARIANTS: dict[str, tuple[str, str]] = {
         ANSWERS, "dtypes: other literals and divisions (int/float/bool mixes)"),
     "02-creating-tensors/ex1-constructors": (
         ANSWERS, "(shape, dtype) pairs: other sizes and fill values"),
-    "02-creating-tensors/ex4-layouts": (
-        ANSWERS, "stride tuples: another base shape and other permutations"),
     "04-operations-and-autograd/ex4-graph-flags": (
         ANSWERS, "(requires_grad, is_leaf, grad_fn) triples: other operations on w and c"),
     "05-memory-and-performance/ex5-autocast": (

@@ -8,7 +8,8 @@ base tensor of another shape. A random shape alone is not a new question when th
 not change, so a candidate is kept only when torch (the oracle: the expected answers are
 computed, never written down) gives it
 
-* the same number of each answer as variant 0 (balanced: as many "copy" as "view" as before),
+* the same number of each answer (or class of answer, :attr:`PredictSpec.answer_class`) as
+  variant 0 (balanced: as many "copy" as "view" as before),
 * an answer vector that differs from variant 0's in at least ``min_from_0`` entries (the public
   solution is worth at most about chance on it),
 * an answer vector no other variant in the pool has, while the spec has such vectors left
@@ -31,7 +32,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 Params = dict[str, Any]   # one variant: {"shape": [r, c], "expressions": [...], "kinds": [...]}
+Beliefs = list[dict[str, Any]]   # per expression: misconception id -> the answer it predicts
 Maker = Callable[[random.Random, tuple[int, ...]], str]   # one expression of a kind, for a shape
+FORM_DRAWS = 64   # draws of each maker that gather the forms it writes
 MISSES = 2000  # rejections in a row after which no more distinct answer vectors are sought
 
 
@@ -42,19 +45,22 @@ class VariantError(ValueError):
 MAX_EXPRESSION = 200   # characters
 # What any expression may hold (a first, coarse check; PredictSpec.problem also requires a
 # maker's form, so that what one evaluates stays small).
-MAX_INT, MAX_ARGS, MAX_CALLS = 128, 3, 3
+MAX_INT, MAX_ARGS, MAX_CALLS = 128, 4, 3   # 4 arguments: a 4-d size
 _NODES = (ast.Expression, ast.Name, ast.Load, ast.Attribute, ast.Call, ast.Subscript, ast.Slice,
           ast.Tuple, ast.List, ast.Constant, ast.UnaryOp, ast.USub, ast.Compare, ast.Gt, ast.Lt,
-          ast.GtE, ast.LtE, ast.Eq, ast.BinOp, ast.Mod)   # no +, -, *: sizes stay as written
+          ast.GtE, ast.LtE, ast.Eq, ast.BinOp, ast.Mod, ast.keyword)   # no +, -, *: sizes stay
+# as written
 
 
-def unsafe(expr: Any, names: frozenset[str], methods: frozenset[str]) -> str:
+def unsafe(expr: Any, names: frozenset[str], methods: frozenset[str],
+           keywords: frozenset[str] = frozenset(), max_int: int = MAX_INT) -> str:
     """Why ``expr`` is not an expression a variant may hold ("" when it is one).
 
     Variants are evaluated in the grader's own process (torch is the oracle), so what one may
-    hold is a short list of what is allowed: the spec's names (``x``, ``torch``), its methods,
-    subscripts, slices, comparisons, ``%`` and small integers. Nothing else: no builtins, no
-    other attribute, no string, no keyword argument, no arithmetic that builds a large size."""
+    hold is a short list of what is allowed: the spec's names (``x``, ``torch``), its methods
+    and keyword arguments, subscripts, slices, comparisons, ``%`` and integers up to
+    ``max_int``. Nothing else: no builtins, no other attribute, no string, no other keyword,
+    no arithmetic that builds a large size."""
     if type(expr) is not str or len(expr) > MAX_EXPRESSION:
         return "not a short string"
     try:
@@ -68,10 +74,12 @@ def unsafe(expr: Any, names: frozenset[str], methods: frozenset[str]) -> str:
             return f"the name {node.id!r} is not allowed"
         if isinstance(node, ast.Attribute) and node.attr not in methods:
             return f"the attribute .{node.attr} is not allowed"
-        if isinstance(node, ast.Call) and (node.keywords or len(node.args) > MAX_ARGS):
-            return f"a call with keywords or more than {MAX_ARGS} arguments is not allowed"
+        if isinstance(node, ast.Call) and (len(node.args) > MAX_ARGS or any(
+                k.arg not in keywords for k in node.keywords)):
+            return (f"a call with more than {MAX_ARGS} arguments, or a keyword other than "
+                    f"{sorted(keywords)}, is not allowed")
         if isinstance(node, ast.Constant) and not (type(node.value) is int
-                                                   and abs(node.value) <= MAX_INT):
+                                                   and abs(node.value) <= max_int):
             return f"the constant {node.value!r} is not allowed"
     if sum(isinstance(node, ast.Call) for node in ast.walk(tree)) > MAX_CALLS:
         return f"more than {MAX_CALLS} calls"
@@ -89,7 +97,16 @@ class PredictSpec:
 
     ``kinds0``: the kind of each of variant 0's expressions, in order. ``makers``: for each
     kind, the ways to write an expression of that kind for a base of a given shape. ``oracle``:
-    the expected answer of each expression of a variant, computed with torch.
+    the expected answer of each expression of a variant, computed with torch. ``setup``: the
+    line of code that makes ``x`` for a shape (what a learner is shown).
+
+    ``answer_class``: what balancing counts. By default an answer is its own class (as many
+    True as False as in variant 0); answers that are never equal across shapes (strides,
+    shapes) are balanced by a coarser class ("row-major" or "reordered" strides).
+    ``beliefs``: for a variant, what each misconception predicts for each expression (the
+    hidden test names the misconception a wrong answer matches; the tests carry each wrong
+    answer of tests/wrong_answers over to every variant with it). ``None``: the notebook's
+    beliefs are the same answer in every variant, by kind.
     """
 
     exercise: str                                  # "03-indexing-and-views/ex2-sharing"
@@ -99,8 +116,13 @@ class PredictSpec:
     shapes: tuple[tuple[int, ...], ...]
     oracle: Callable[[Params], list[Any]]
     min_from_0: int
+    setup: Callable[[Sequence[int]], str]
     names: frozenset[str] = frozenset({"x", "torch"})   # what an expression may name ...
-    methods: frozenset[str] = frozenset()                # ... and the attributes it may use
+    methods: frozenset[str] = frozenset()                # ... the attributes it may use ...
+    keywords: frozenset[str] = frozenset()               # ... its keyword arguments ...
+    max_int: int = MAX_INT                               # ... and its largest number
+    answer_class: Callable[[Any], str] = repr
+    beliefs: Callable[[Params], Beliefs] | None = None
     tries: int = 20_000                            # candidates drawn before a pool is called full
     answers0: list[Any] = field(init=False, default_factory=list)
     # Each kind's forms: its makers' expressions with every number written N.
@@ -117,8 +139,9 @@ class PredictSpec:
         object.__setattr__(self, "variant0", {**self.variant0, "kinds": list(self.kinds0)})
         object.__setattr__(self, "answers0", self.oracle(self.variant0))
         shape = tuple(self.variant0["shape"])
-        object.__setattr__(self, "forms", {kind: {form(maker(random.Random(0), shape))
-                                                  for maker in makers}
+        # A maker may choose among words too (a dtype): its forms are gathered over many draws.
+        object.__setattr__(self, "forms", {kind: {form(maker(random.Random(i), shape))
+                                                  for maker in makers for i in range(FORM_DRAWS)}
                                            for kind, makers in self.makers.items()})
 
     def draw(self, rng: random.Random) -> Params:
@@ -152,7 +175,7 @@ class PredictSpec:
         if Counter(map(str, kinds)) != Counter(self.kinds0):
             return "its kinds are not the exercise's"
         for expr, kind in zip(exprs, kinds):
-            why = unsafe(expr, self.names, self.methods)
+            why = self.unsafe(expr)
             if not why and form(expr) not in self.forms.get(kind, ()):
                 why = f"not an expression of the kind {str(kind)[:40]!r}"
             if why:
@@ -161,19 +184,27 @@ class PredictSpec:
             answers = self.oracle(dict(params))
         except Exception as err:  # noqa: BLE001 - the manifest's, not the grader's, failure
             return f"torch cannot answer it ({type(err).__name__}: {str(err)[:80]})"
-        if Counter(map(repr, answers)) != Counter(map(repr, self.answers0)):
+        if self.balance(answers) != self.balance(self.answers0):
             return "its answers are not balanced like the published exercise's"
         return ""
+
+    def unsafe(self, expr: Any) -> str:
+        """:func:`unsafe` with this spec's names, methods, keywords and largest number."""
+        return unsafe(expr, self.names, self.methods, self.keywords, self.max_int)
+
+    def balance(self, answers: Sequence[Any]) -> Counter[str]:
+        """How many answers of each class (:attr:`answer_class`) a variant has."""
+        return Counter(map(self.answer_class, answers))
 
     def accepts(self, params: Params, taken: set[tuple[Any, ...]]) -> list[Any] | None:
         """The candidate's answers when it keeps this spec's promises, else None."""
         if len(set(params["expressions"])) != len(params["expressions"]):
             return None
-        if any(unsafe(e, self.names, self.methods) for e in params["expressions"]):
+        if any(self.unsafe(e) for e in params["expressions"]):
             raise VariantError(f"{self.exercise}: a maker wrote {params['expressions']}, which "
                                "uses more than the spec's names and methods: fix the maker")
         answers = self.oracle(params)
-        if Counter(map(repr, answers)) != Counter(map(repr, self.answers0)):
+        if self.balance(answers) != self.balance(self.answers0):
             return None
         if sum(a != b for a, b in zip(answers, self.answers0)) < self.min_from_0:
             return None
@@ -218,7 +249,9 @@ class PredictSpec:
 
     def chance(self) -> float:
         """What guessing earns on average, guessing each answer as often as it is right in
-        variant 0 (every variant has the same counts): the sum of the squared shares."""
-        counts = Counter(map(repr, self.answers0))
+        variant 0 (every variant has the same counts): the sum of the squared shares. With a
+        coarser :attr:`answer_class`, an upper bound (guessing the class is not guessing the
+        answer: a stride tuple of the right class can still be wrong)."""
+        counts = self.balance(self.answers0)
         n = len(self.answers0)
         return sum((c / n) ** 2 for c in counts.values())

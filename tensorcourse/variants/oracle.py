@@ -1,0 +1,21 @@
+"""Evaluating a spec's expression: torch is the oracle of every variant's answers.
+
+Only a spec's own expressions are evaluated (drawn by its makers, or checked by
+:meth:`tensorcourse.variants.PredictSpec.problem` when read from a manifest), never a
+learner's text, and with one builtin: the import torch's C++ makes through the caller's
+builtins (no expression can name it).
+"""
+
+from __future__ import annotations
+
+import builtins
+from typing import Any
+
+import torch
+
+_IMPORT_ONLY = {"__import__": builtins.__import__}
+
+
+def evaluate(expr: str, x: torch.Tensor) -> Any:
+    """``expr``'s value with ``x`` and ``torch`` as its only names."""
+    return eval(expr, {"__builtins__": _IMPORT_ONLY, "torch": torch, "x": x})  # noqa: S307
