@@ -514,6 +514,19 @@ def test_a_layout_variant_edited_by_hand_is_refused(tmp_path):
         with pytest.raises(VariantError, match="edited by hand") as err:
             load(path)
         assert says in str(err.value), (expr, err.value)
+    # A student handed the published exercise, or a variant as close to it as variant 0 is
+    # (red team: a TA's edit that makes one student's answers copyable); a file nested too deep.
+    student = next(iter(good["students"]))
+    edits = [("students", {**good["students"], student: {LAYOUTS.exercise: 0}}, "variant 0"),
+             ("exercises", {LAYOUTS.exercise: {"variants": [LAYOUTS.variant0] * 3}},
+              "fewer than 5")]
+    for key, value, says in edits:
+        path.write_text(json.dumps({**good, key: value}))
+        with pytest.raises(VariantError, match=says):
+            load(path)
+    path.write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(VariantError, match="cannot read"):
+        load(path)
     with pytest.raises(VariantError, match="not an exercise of 03"):
         freeze([LAYOUTS], "03-indexing-and-views", CLASS, SECRET)
 
@@ -532,3 +545,66 @@ def test_what_a_notebook_holds_never_reaches_the_spec(monkeypatch):
     _, mine_ = mine(SHARING)
     mine_["expressions"][0] = "changed"
     assert mine(SHARING)[1]["expressions"][0] == "x[2]" == SHARING.variant0["expressions"][0]
+
+
+_GENERIC = '''import re
+
+_METHODS = {"transpose": torch.Tensor.transpose, "permute": torch.Tensor.permute,
+            "contiguous": torch.Tensor.contiguous, "clone": torch.Tensor.clone}
+
+def _strides(e):   # works the strides out from the expression's text, for any variant
+    t = torch.empty(*LAYOUTS["shape"])
+    for name, args in re.findall(r"\\.(\\w+)\\(([^)]*)\\)", e):
+        if name in _METHODS:
+            t = _METHODS[name](t, *[int(a) for a in args.split(",") if a.strip().isdigit()])
+    return tuple(t.stride())
+
+predicted_strides = {e: _strides(e) for e in LAYOUT_EXPRESSIONS}
+'''
+
+
+def test_a_predict_answer_with_variants_must_be_the_predictions_themselves(monkeypatch):
+    """Red team of 02 Ex4's variants: one shared cell that computed any variant's strides from
+    the expressions the notebook shows earned full marks for everyone who pasted it. The
+    answer cell of an exercise with variants may only bind dict literals (and keep the stub's
+    raise): the grader refuses anything else before it runs, saying what to write instead.
+    The solutions, the release stubs, every wrong answer and a pasted variant pass."""
+    import nbformat
+
+    from autograder.judge.screen import screen
+    from autograder.judge.variants import PLAIN, predictions_problem
+    from autograder.pipeline import unit
+    from wrong_answers import wrong_answers
+
+    a, gid = "02-creating-tensors", "ex4-layouts-answer"
+    for source in (_GENERIC, "predicted_strides = {e: (1,) for e in LAYOUT_EXPRESSIONS}",
+                   'predicted_strides = {"x.transpose(0, 2)": x.transpose(0, 2).stride()}',
+                   'predicted_strides = dict(a=(1,))', "import os\npredicted_strides = {}",
+                   "predicted_strides = {}\npredicted_strides.update(LAYOUTS)"):
+        assert predictions_problem(a, gid, source) == PLAIN, source
+    assert "not code that computes them" in PLAIN and "Replace the code" in PLAIN
+    assert predictions_problem(a, "ex5-time-factory-answer", _GENERIC) == ""   # not a predict cell
+    assert screen(_GENERIC) == []   # the screen alone lets it run: it is plain, allowed Python
+    for spec in SPECS.values():
+        name, cell = variant_answers.assignment(spec), variant_answers.answer_id(spec)
+        sources = [c.source for p in (solution_path(name), REPO / "notebooks" / name / f"{name}.ipynb")
+                   for c in read(p).cells if c.metadata.get("nbgrader", {}).get("grade_id") == cell]
+        sources += [w.source for w in wrong_answers(name)[cell]]
+        sources.append(variant_answers.answer_cell(spec, spec.variant0, spec.answers0))
+        assert len(sources) > 3 and all(predictions_problem(name, cell, s) == "" for s in sources)
+    # The grader's unit refuses it: the stub runs in its place (captured before any kernel).
+    nb = read(REPO / "notebooks" / a / f"{a}.ipynb")
+    for cell in nb.cells:
+        if cell.metadata.get("nbgrader", {}).get("grade_id") == gid:
+            cell.source = _GENERIC
+    ran: dict = {}
+
+    def stop(release, solution, to_run):
+        ran.update(to_run)
+        raise LookupError("stop before the kernel")
+    monkeypatch.setattr(unit, "rebuild", stop)
+    job = unit.Job("sharer", a, a, nbformat.writes(nb).encode(), str(REPO / "notebooks" / a / f"{a}.ipynb"),
+                   str(solution_path(a)), unit.Limits(cell_timeout=8), hidden=[str(REPO)])
+    with pytest.raises(LookupError):
+        unit.grade_notebook(job)
+    assert ran[gid] == unit.REJECTED_STUB

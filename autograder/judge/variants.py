@@ -19,6 +19,7 @@ before anything is graded; ``tests/test_variants.py`` holds them in step.
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Mapping
 from typing import Any
 
@@ -42,6 +43,38 @@ def assigned(manifest: Mapping[str, Any] | None, assignment: str, student: str) 
             index, params = params_for(manifest, exercise, student)
             out[exercise] = [index, params]
     return out
+
+
+PLAIN = ("a predict exercise's answer is your predictions written out as values (True, "
+         "\"view\", (12, 4, 1)) in the dict literal, not code that computes them: each student "
+         "predicts their own variant, and a program that works them out would pass for anyone "
+         "it is shared with. Replace the code with the values you predict")
+
+
+def predictions_problem(assignment: str, gid: str, source: str) -> str:
+    """Why the answer cell ``gid`` of an exercise with variants is not plain predictions ("" when
+    it is, or when ``gid`` is no such cell). Such a cell may only bind dict literals (what
+    ``ast.literal_eval`` reads), keep the stub's ``raise NotImplementedError()``, and hold
+    comments: the red team of 02 Ex4 shared one cell that computed any variant's strides from
+    the expressions the notebook shows. Never raises: what cannot be read is refused."""
+    cells = {grade_id(s) + "-answer" for s in SPECS.values() if s.exercise.split("/", 1)[0] == assignment}
+    if gid not in cells:
+        return ""
+    try:
+        for node in ast.parse(source).body:
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 \
+                    and isinstance(node.targets[0], ast.Name) and isinstance(node.value, ast.Dict):
+                ast.literal_eval(node.value)
+            elif isinstance(node, ast.Raise) and node.cause is None and node.exc is not None \
+                    and ast.unparse(node.exc) in ("NotImplementedError", "NotImplementedError()"):
+                continue
+            elif not isinstance(node, ast.Pass):
+                return PLAIN
+    except SyntaxError:
+        return ""   # fails on its own in the kernel, with Python's message
+    except Exception:  # noqa: BLE001 - learner input: a value literal_eval refuses, or too deep
+        return PLAIN
+    return ""
 
 
 def _encoded(answer: Any) -> dict[str, Any]:

@@ -36,6 +36,7 @@ from ..judge.integrity import ROLE, Verdict, bound_names, clean_text, instrument
 from ..judge.rewrite import NOT_RUN, rewrite
 from ..judge.screen import screen
 from ..judge.values import decide, partial, records
+from ..judge.variants import predictions_problem
 from ..judge.variants import references as variant_references
 from ..sandbox.cgroup import POLL_SECONDS
 from ..sandbox.flood import FLOOD_IOPUB_WAIT, MAX_MESSAGE_BYTES, BoundedKernelClient, FloodGuard, FloodStop
@@ -544,6 +545,8 @@ def grade_notebook(job: Job) -> Outcome:
     protected = frozenset(n for names in release_names(release, answer_names).values() for n in names)
     for gid, source in found.sources.items():
         to_run[gid], why = prepare_answer(source, protected)
+        if not why and (why := predictions_problem(job.assignment, gid, source)):
+            to_run[gid] = REJECTED_STUB
         if why:
             rejected[gid] = why
     # What makes an answer fail whatever its test does, worked out here from its text alone.

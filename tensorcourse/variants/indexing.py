@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import torch
 
 from ..viz.layout import shares_storage
-from .oracle import evaluate
+from .oracle import _evaluate
 from .spec import Params, PredictSpec
 
 
@@ -38,7 +38,7 @@ def sharing(params: Params) -> list[bool]:
     out = []
     for expr in params["expressions"]:
         x = base(params)  # a fresh x each time: nothing one expression does reaches the next
-        out.append(shares_storage(evaluate(expr, x), x))
+        out.append(shares_storage(_evaluate(expr, x), x))
     return out
 
 
@@ -48,7 +48,7 @@ def outcome(params: Params) -> list[str]:
     for expr in params["expressions"]:
         x = base(params)
         try:
-            out.append("view" if shares_storage(evaluate(expr, x), x) else "copy")
+            out.append("view" if shares_storage(_evaluate(expr, x), x) else "copy")
         except RuntimeError:
             out.append("error")
     return out

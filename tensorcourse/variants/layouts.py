@@ -18,7 +18,7 @@ from typing import Any
 
 import torch
 
-from .oracle import evaluate
+from .oracle import _evaluate
 from .spec import Beliefs, Params, PredictSpec
 
 
@@ -33,7 +33,7 @@ def setup(shape: Sequence[int]) -> str:
 
 def strides(params: Params) -> list[tuple[int, ...]]:
     """The answers: ``.stride()`` of each expression's result (a fresh ``x`` for each)."""
-    return [evaluate(expr, base(params)).stride() for expr in params["expressions"]]
+    return [_evaluate(expr, base(params)).stride() for expr in params["expressions"]]
 
 
 def stride_class(answer: Any) -> str:
@@ -47,7 +47,7 @@ def _row_major(result: torch.Tensor) -> tuple[int, ...]:
 
 
 def _slice_strides(expr: str, x: torch.Tensor) -> tuple[int, ...]:
-    return evaluate(expr[: expr.index("]") + 1], x).stride()   # "x[:, ::2]" of "x[:, ::2].to(...)"
+    return _evaluate(expr[: expr.index("]") + 1], x).stride()   # "x[:, ::2]" of "x[:, ::2].to(...)"
 
 
 # kind -> (misconception id, what a learner holding it predicts for (expression, x, result))
@@ -67,7 +67,7 @@ def beliefs(params: Params) -> Beliefs:
         x = base(params)
         if kind in _BELIEFS:
             mid, predict = _BELIEFS[kind]
-            out.append({mid: predict(expr, x, evaluate(expr, x))})
+            out.append({mid: predict(expr, x, _evaluate(expr, x))})
         else:
             out.append({})
     return out

@@ -80,7 +80,7 @@ def load(path: Path) -> dict[str, Any]:
     """A manifest read and checked; :class:`VariantError` says what is wrong with it."""
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as err:
+    except (OSError, ValueError, RecursionError) as err:
         raise VariantError(f"cannot read the variants manifest {path} ({err}); freeze it again "
                            "with `python -m autograder variants ASSIGNMENT --roster ROSTER "
                            "--secret-file SECRET`") from None
@@ -103,7 +103,7 @@ def _spec_problem(data: dict[str, Any]) -> str:
         if spec is None:
             return f"no exercise {exercise!r} has variants in this version of the course"
         for number, params in enumerate(entry["variants"]):
-            why = spec.problem(params)
+            why = spec.problem(params) or (number and spec.far_problem(params))
             if why:
                 return f"variant {number} of {exercise} is not one of its variants ({why})"
     return ""
@@ -131,6 +131,8 @@ def _shape_problem(data: dict[str, Any]) -> str:
             variants = exercises.get(exercise, {}).get("variants", [])
             if type(index) is not int or not 0 <= index < len(variants):
                 return f"{student}'s variant of {exercise} ({index!r}) is not in the manifest"
+            if index == 0:   # the published exercise, whose answers anyone can copy
+                return f"{student} is given variant 0 of {exercise}, which nobody on a roster gets"
     return ""
 
 

@@ -16,6 +16,7 @@ import torch
 _IMPORT_ONLY = {"__import__": builtins.__import__}
 
 
-def evaluate(expr: str, x: torch.Tensor) -> Any:
-    """``expr``'s value with ``x`` and ``torch`` as its only names."""
+def _evaluate(expr: str, x: torch.Tensor) -> Any:
+    """``expr``'s value with ``x`` and ``torch`` as its only names. Private: the grader's
+    screen refuses a learner's answer that names it (red team of #31's 02 Ex4)."""
     return eval(expr, {"__builtins__": _IMPORT_ONLY, "torch": torch, "x": x})  # noqa: S307

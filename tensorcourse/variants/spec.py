@@ -188,6 +188,15 @@ class PredictSpec:
             return "its answers are not balanced like the published exercise's"
         return ""
 
+    def far_problem(self, params: Params) -> str:
+        """Why a variant handed to a student is too close to variant 0 ("" when it is not):
+        fewer than ``min_from_0`` answers differ from the published ones. For a variant that
+        :meth:`problem` accepts."""
+        answers = self.oracle(dict(params))
+        if sum(a != b for a, b in zip(answers, self.answers0)) < self.min_from_0:
+            return f"its answers differ from the published exercise's in fewer than {self.min_from_0}"
+        return ""
+
     def unsafe(self, expr: Any) -> str:
         """:func:`unsafe` with this spec's names, methods, keywords and largest number."""
         return unsafe(expr, self.names, self.methods, self.keywords, self.max_int)
