@@ -35,6 +35,7 @@ from tensorcourse.variants import (
     mine,
     params_for,
 )
+from tensorcourse.variants.dtypes import DTYPES
 from tensorcourse.variants.indexing import OUTCOMES, SHARING
 from tensorcourse.variants.layouts import LAYOUTS
 from tensorcourse.variants.spec import form
@@ -63,7 +64,7 @@ def test_every_predict_exercise_has_variants_or_says_why_not():
 
 
 @pytest.mark.parametrize("spec, name, module", [
-    (LAYOUTS, "LAYOUTS", "layouts"), (SHARING, "SHARING", "indexing"),
+    (DTYPES, "DTYPES", "dtypes"), (LAYOUTS, "LAYOUTS", "layouts"), (SHARING, "SHARING", "indexing"),
     (OUTCOMES, "OUTCOMES", "indexing")])
 def test_variant_0_is_the_exercise_as_the_notebook_publishes_it(spec, name, module):
     """The notebook takes its x and expressions from the spec (the learner's variant, variant 0
@@ -75,13 +76,16 @@ def test_variant_0_is_the_exercise_as_the_notebook_publishes_it(spec, name, modu
     code = [c.source for c in nb.cells if c.cell_type == "code"]
     release = [c for c in code if f"tc.variants.yours(tc.variants.{name}, answer={predicted!r}"
                .replace("'", '"') in c]
-    assert len(release) == 1 and f"x = tc.variants.{module}.base(" in release[0]
+    assert len(release) == 1
+    assert (f"x = tc.variants.{module}.base(" in release[0]) == bool(spec.setup(spec.variant0["shape"]))
     assert f"{variant_answers.EXPRESSION_NAMES[spec.exercise]} = {name}[\"expressions\"]" in release[0]
     tests = [c for c in code if f"_variant = tc.variants.mine(tc.variants.{name})[1]" in c]
     assert len(tests) == 1 and f"tc.check.same_value({predicted}[_expr]" in tests[0]
     answer = next(c for c in code if c.startswith(f"{predicted} = {{"))
     stub, solution = answer.split("### BEGIN SOLUTION")
-    ns: dict = {}
+    import torch
+
+    ns: dict = {"torch": torch}
     exec(stub, ns)  # noqa: S102 - the course's own notebook
     assert list(ns[predicted]) == spec.variant0["expressions"]
     exec(solution.split("### END SOLUTION")[0], ns)  # noqa: S102
@@ -137,6 +141,19 @@ def test_each_kind_of_indexing_gives_the_same_answer_in_every_variant(seed):
         assert SHARING.oracle(candidate) == [truth[k] for k in kinds], candidate
 
 
+def test_each_kind_of_data_gives_the_same_dtype_in_every_variant():
+    """01 Ex1's kinds decide the dtype (any float among ints gives float32, `/` always a float):
+    a maker that wrote another kind of expression would ask another question."""
+    truth = dict(zip(DTYPES.kinds0, DTYPES.answers0))
+    rng = random.Random(1)
+    for _ in range(200):
+        candidate = DTYPES.draw(rng)
+        kinds = [[k for k, forms in DTYPES.forms.items() if form(e) in forms]
+                 for e in candidate["expressions"]]
+        assert [k for (k,) in kinds] == candidate["kinds"], kinds
+        assert DTYPES.oracle(candidate) == [truth[k] for k in candidate["kinds"]], candidate
+
+
 @pytest.mark.parametrize("seed", range(3))
 def test_each_kind_of_layout_keeps_its_class_and_its_misconception_in_every_variant(seed):
     """Exercise 4's kinds decide the class of their strides (a fresh copy is row-major; a kept
@@ -159,8 +176,9 @@ def test_each_kind_of_layout_keeps_its_class_and_its_misconception_in_every_vari
 @pytest.mark.parametrize("spec", SPECS.values(), ids=list(SPECS))
 def test_a_copied_answer_vector_earns_about_chance(spec):
     """The figures stated in tensorcourse/variants: in a class of 30, a classmate's answers
-    copied in order earn on average at most chance + 0.05 (03 Ex2: 0.50, 03 Ex5: 0.36) and, for
-    02 Ex4's stride tuples (chance by class 0.59, an upper bound), at most 0.05; the published
+    copied in order earn on average at most chance + 0.05 (01 Ex1: 0.31, 03 Ex2: 0.50, 03 Ex5:
+    0.36) and, for 02 Ex4's stride tuples (chance by class 0.59, an upper bound), at most
+    0.05; the published
     solution earns at most 1 - min_from_0/n on every variant. (Copied by key they earn 0: the
     expressions differ, and the cell asks for exactly the listed ones.)"""
     variants = _class_of_30(spec)
@@ -296,7 +314,7 @@ def test_the_instructors_command_freezes_and_shows(tmp_path, capsys, monkeypatch
               ((a, "--show", "s03", "--manifest", str(tmp_path / "other.json")), "manifest of 04")]
     for args, says in [*cases, ((a,), "give --roster and --secret-file"),
                        ((a, "--show", "nobody", "--manifest", str(manifest)), "not in"),
-                       (("01-why-tensors", "--show", "s03"), "no exercise with variants"),
+                       (("04-operations-and-autograd", "--show", "s03"), "no exercise with variants"),
                        ((a, "--roster", str(roster), "--secret-file", str(tmp_path / "none"),
                          "--manifest", str(manifest)), "cannot read the course secret")]:
         code, err = _cli_here(capsys, *args)
@@ -313,9 +331,18 @@ def _hidden_test(spec) -> str:
                 and c.metadata.get("nbgrader", {}).get("grade_id") == gid)
 
 
+def _points(spec) -> float:
+    """The points of ``spec``'s exercise, from its test cell."""
+    nb = read(solution_path(variant_answers.assignment(spec)))
+    gid = judge_variants.grade_id(spec)
+    return float(next(c.metadata["nbgrader"]["points"] for c in nb.cells
+                      if c.metadata.get("nbgrader", {}).get("grade_id") == gid))
+
+
 def _run_test(spec, params, answers, monkeypatch, index=1):
     """Run the exercise's test in this process as the grader's kernel would for a submission
     of variant ``params`` answering ``answers``: (its recorded checks, the error it raised)."""
+    import numpy as np
     import torch
 
     import tensorcourse as tc
@@ -333,7 +360,7 @@ def _run_test(spec, params, answers, monkeypatch, index=1):
                       "expected": judge_variants._encoded(expected), "options": options})
     monkeypatch.setattr(check, "_recorder", record)
     name = variant_answers.ANSWER_NAMES[spec.exercise]
-    ns = {"torch": torch, "tc": tc, name: dict(zip(params["expressions"], answers)),
+    ns = {"torch": torch, "np": np, "tc": tc, name: dict(zip(params["expressions"], answers)),
           variant_answers.EXPRESSION_NAMES[spec.exercise]: params["expressions"]}
     try:
         exec(_hidden_test(spec), ns)  # noqa: S102 - the course's own test cell
@@ -351,7 +378,7 @@ def test_a_class_of_30_is_graded_on_its_own_variants(spec, monkeypatch):
     1 - min_from_0/10 everywhere."""
     template, err = _run_test(spec, spec.variant0, spec.answers0, monkeypatch, index=0)
     assert not err and len(template) == len(spec.answers0)
-    points = 3.0
+    points = _points(spec)
     variants = _class_of_30(spec)
     copied = []
     for i, (mine_, theirs) in enumerate(zip(variants, variants[1:] + variants[:1])):
@@ -367,8 +394,8 @@ def test_a_class_of_30_is_graded_on_its_own_variants(spec, monkeypatch):
         assert earned < points and "parts wrong" in err
         copied.append(earned / points)
         public, _ = _run_test(spec, mine_, spec.answers0, monkeypatch, i + 1)
-        assert values.partial(reference, public) <= points * (
-            1 - spec.min_from_0 / len(spec.answers0)) + 1e-9
+        assert values.partial(reference, public) <= points * (   # (partial rounds to 1e-6)
+            1 - spec.min_from_0 / len(spec.answers0)) + 1e-6
     assert sum(copied) / len(copied) <= spec.chance() + 0.1, copied
 
 
@@ -382,7 +409,9 @@ def test_every_wrong_answer_fails_on_every_variant(spec, monkeypatch):
     table = wrong_answers(variant_answers.assignment(spec))[variant_answers.answer_id(spec)]
     template, _ = _run_test(spec, spec.variant0, spec.answers0, monkeypatch, index=0)
     for wrong in table:
-        ns: dict = {}
+        import torch
+
+        ns: dict = {"torch": torch}
         exec(wrong.source, ns)  # noqa: S102 - our own fixture: a dict literal
         wrong0 = ns[variant_answers.ANSWER_NAMES[spec.exercise]]
         for i, params in enumerate(_class_of_30(spec)):
@@ -393,7 +422,7 @@ def test_every_wrong_answer_fails_on_every_variant(spec, monkeypatch):
             assert answers != truth, (wrong.misconception, params)
             records, err = _run_test(spec, params, answers, monkeypatch, i + 1)
             reference = judge_variants.reference_for(spec, params, template)
-            assert values.partial(reference, records) < 3.0, (wrong.misconception, params)
+            assert values.partial(reference, records) < _points(spec), (wrong.misconception, params)
             assert wrong.misconception in err, (wrong.misconception, params, err)
 
 
@@ -527,6 +556,20 @@ def test_a_layout_variant_edited_by_hand_is_refused(tmp_path):
     path.write_text("[" * 100_000 + "]" * 100_000)
     with pytest.raises(VariantError, match="cannot read"):
         load(path)
+    # 01 Ex1's numbers may be floats, still small; no other name or attribute than its own.
+    good = freeze([DTYPES], "01-why-tensors", CLASS[:2], SECRET)
+    variant = good["exercises"][DTYPES.exercise]["variants"][1]
+    for kind, expr, says in (("a float among ints", "torch.tensor([99.5, 2, 3])", "99.5"),
+                             ("a float among ints", "torch.tensor([1, 2.0]).load", "attribute"),
+                             ("NumPy float64 data", "torch.tensor(np.load([1.0, 2.0]))", "attribute")):
+        at = variant["kinds"].index(kind)
+        edited = json.loads(json.dumps(good))
+        exprs = [*variant["expressions"][:at], expr, *variant["expressions"][at + 1:]]
+        edited["exercises"][DTYPES.exercise]["variants"][1] = {**variant, "expressions": exprs}
+        path.write_text(json.dumps(edited))
+        with pytest.raises(VariantError, match="edited by hand") as err:
+            load(path)
+        assert says in str(err.value), (expr, err.value)
     with pytest.raises(VariantError, match="not an exercise of 03"):
         freeze([LAYOUTS], "03-indexing-and-views", CLASS, SECRET)
 
@@ -583,6 +626,16 @@ def test_a_predict_answer_with_variants_must_be_the_predictions_themselves(monke
                    "predicted_strides = {}\npredicted_strides.update(LAYOUTS)"):
         assert predictions_problem(a, gid, source) == PLAIN, source
     assert "not code that computes them" in PLAIN and "Replace the code" in PLAIN
+    import torch
+
+    from autograder.judge.variants import _DTYPE_NAMES
+
+    assert all(isinstance(getattr(torch, n), torch.dtype) for n in _DTYPE_NAMES)
+    for source in ("predicted_dtypes = {'a': torch.int64.to}", "predicted_dtypes = {'a': np.int64}",
+                   "predicted_dtypes = {'a': torch.tensor(1).dtype}"):
+        assert predictions_problem("01-why-tensors", "ex1-dtypes-answer", source) == PLAIN, source
+    assert predictions_problem("01-why-tensors", "ex1-dtypes-answer",
+                               "predicted_dtypes = {'a': torch.int64, 'b': (-1, [2.5])}") == ""
     assert predictions_problem(a, "ex5-time-factory-answer", _GENERIC) == ""   # not a predict cell
     assert screen(_GENERIC) == []   # the screen alone lets it run: it is plain, allowed Python
     for spec in SPECS.values():

@@ -15,10 +15,12 @@ from tensorcourse.variants import SPECS, PredictSpec
 
 # The dict each exercise's answer cell binds, and the name the release cell gives its
 # expressions, by exercise id.
-ANSWER_NAMES = {"02-creating-tensors/ex4-layouts": "predicted_strides",
+ANSWER_NAMES = {"01-why-tensors/ex1-dtypes": "predicted_dtypes",
+                "02-creating-tensors/ex4-layouts": "predicted_strides",
                 "03-indexing-and-views/ex2-sharing": "predicted_sharing",
                 "03-indexing-and-views/ex5-view-copy-error": "predicted_outcomes"}
-EXPRESSION_NAMES = {"02-creating-tensors/ex4-layouts": "LAYOUT_EXPRESSIONS",
+EXPRESSION_NAMES = {"01-why-tensors/ex1-dtypes": "EXPRESSIONS",
+                    "02-creating-tensors/ex4-layouts": "LAYOUT_EXPRESSIONS",
                     "03-indexing-and-views/ex2-sharing": "SHARING_EXPRESSIONS",
                     "03-indexing-and-views/ex5-view-copy-error": "SHAPE_EXPRESSIONS"}
 
@@ -34,6 +36,7 @@ def answer_id(spec: PredictSpec) -> str:
 
 def answer_cell(spec: PredictSpec, params: dict, answers: list[Any]) -> str:
     rows = "".join(f"    {json.dumps(e)}: {a!r},\n" for e, a in zip(params["expressions"], answers))
+    # (a dtype's repr, torch.int64, is how a learner writes it too)
     return f"{ANSWER_NAMES[spec.exercise]} = {{\n{rows}}}\n"
 
 

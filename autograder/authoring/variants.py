@@ -91,7 +91,8 @@ def show_command(assignment: str, student: str, manifest: Path | None) -> list[s
     lines = []
     for spec in specs:
         index, params = params_for(data, spec.exercise, student)
-        lines.append(f"{spec.exercise}: variant {index}, {spec.setup(params['shape'])}")
+        lines.append(f"{spec.exercise}: variant {index}" + (
+            f", {spec.setup(params['shape'])}" if spec.setup(params["shape"]) else ""))
         for expr, answer in zip(params["expressions"], spec.oracle(params)):
             lines.append(f"  {expr:<48} {answer}")
     return lines

@@ -46,17 +46,19 @@ def assigned(manifest: Mapping[str, Any] | None, assignment: str, student: str) 
 
 
 PLAIN = ("a predict exercise's answer is your predictions written out as values (True, "
-         "\"view\", (12, 4, 1)) in the dict literal, not code that computes them: each student "
+         "\"view\", (12, 4, 1), torch.int64) in the dict literal, not code that computes them: each student "
          "predicts their own variant, and a program that works them out would pass for anyone "
          "it is shared with. Replace the code with the values you predict")
 
 
 def predictions_problem(assignment: str, gid: str, source: str) -> str:
     """Why the answer cell ``gid`` of an exercise with variants is not plain predictions ("" when
-    it is, or when ``gid`` is no such cell). Such a cell may only bind dict literals (what
-    ``ast.literal_eval`` reads), keep the stub's ``raise NotImplementedError()``, and hold
-    comments: the red team of 02 Ex4 shared one cell that computed any variant's strides from
-    the expressions the notebook shows. Never raises: what cannot be read is refused."""
+    it is, or when ``gid`` is no such cell). Such a cell may only bind dicts of values written
+    out (constants, tuples and lists of them, and dtypes such as ``torch.int64``), keep the
+    stub's ``raise NotImplementedError()``, and hold comments: the red team of 02 Ex4 shared
+    one cell that computed any variant's strides from the expressions the notebook shows.
+    (``torch`` there is the release's: the cell before is a test, which restores it.) Never
+    raises: what cannot be read is refused."""
     cells = {grade_id(s) + "-answer" for s in SPECS.values() if s.exercise.split("/", 1)[0] == assignment}
     if gid not in cells:
         return ""
@@ -64,7 +66,8 @@ def predictions_problem(assignment: str, gid: str, source: str) -> str:
         for node in ast.parse(source).body:
             if isinstance(node, ast.Assign) and len(node.targets) == 1 \
                     and isinstance(node.targets[0], ast.Name) and isinstance(node.value, ast.Dict):
-                ast.literal_eval(node.value)
+                if not _written_out(node.value):
+                    return PLAIN
             elif isinstance(node, ast.Raise) and node.cause is None and node.exc is not None \
                     and ast.unparse(node.exc) in ("NotImplementedError", "NotImplementedError()"):
                 continue
@@ -75,6 +78,27 @@ def predictions_problem(assignment: str, gid: str, source: str) -> str:
     except Exception:  # noqa: BLE001 - learner input: a value literal_eval refuses, or too deep
         return PLAIN
     return ""
+
+
+_DTYPE_NAMES = frozenset({"bool", "uint8", "int8", "int16", "int32", "int64", "float16",
+                          "bfloat16", "float32", "float64", "complex64", "complex128", "half",
+                          "float", "double", "long", "int", "short", "cfloat", "cdouble"})
+
+
+def _written_out(node: ast.expr) -> bool:
+    """A value written out: a constant (a negative number too), ``torch.<dtype>``, or a tuple,
+    list or dict of such values."""
+    if isinstance(node, ast.Dict):
+        return all(k is not None and _written_out(k) for k in node.keys) \
+            and all(_written_out(v) for v in node.values)
+    if isinstance(node, (ast.Tuple, ast.List)):
+        return all(_written_out(e) for e in node.elts)
+    if isinstance(node, ast.Attribute):
+        return isinstance(node.value, ast.Name) and node.value.id == "torch" \
+            and node.attr in _DTYPE_NAMES
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        node = node.operand
+    return isinstance(node, ast.Constant)
 
 
 def _encoded(answer: Any) -> dict[str, Any]:

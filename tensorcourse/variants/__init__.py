@@ -7,6 +7,7 @@
   :func:`yours` gives the learner's own variant (graded: the one the grader passed in).
 * :mod:`.oracle`: how a spec's expression is evaluated (torch decides every answer).
 * :mod:`.indexing`: notebook 03's specs (Exercises 2 and 5).
+* :mod:`.dtypes`: notebook 01's Exercise 1 (dtypes).
 * :mod:`.layouts`: notebook 02's Exercise 4 (strides).
 * :mod:`.scope`: every other predict exercise, with why it has no variants yet.
 
@@ -15,15 +16,16 @@
 
 from __future__ import annotations
 
-from . import indexing, layouts
+from . import dtypes, indexing, layouts
+from .dtypes import DTYPES
 from .indexing import OUTCOMES, SHARING
 from .layouts import LAYOUTS
 from .manifest import FILE_NAME, GRADER_ENV, freeze, load, mine, params_for, yours
 from .scope import WITHOUT_VARIANTS
 from .spec import Params, PredictSpec, VariantError
 
-SPECS: dict[str, PredictSpec] = {spec.exercise: spec for spec in (LAYOUTS, SHARING, OUTCOMES)}
+SPECS: dict[str, PredictSpec] = {spec.exercise: spec for spec in (DTYPES, LAYOUTS, SHARING, OUTCOMES)}
 
-__all__ = ["FILE_NAME", "GRADER_ENV", "LAYOUTS", "OUTCOMES", "SHARING", "SPECS", "Params",
-           "PredictSpec", "VariantError", "WITHOUT_VARIANTS", "freeze", "indexing", "layouts",
+__all__ = ["DTYPES", "FILE_NAME", "GRADER_ENV", "LAYOUTS", "OUTCOMES", "SHARING", "SPECS", "Params",
+           "PredictSpec", "VariantError", "WITHOUT_VARIANTS", "dtypes", "freeze", "indexing", "layouts",
            "load", "mine", "params_for", "yours"]

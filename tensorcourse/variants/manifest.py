@@ -210,8 +210,9 @@ def yours(spec: PredictSpec, answer: str, given: Any = None) -> Mapping[str, Any
             and is_params(given[1]) and not spec.problem(given[1]):
         index, params = given
     if index:
-        print(f"Your variant of this exercise is number {index}: here {spec.setup(params['shape'])} "
-              f"and the expressions differ from the text's.\nPaste this into the answer cell below "
+        here = spec.setup(params["shape"])
+        print(f"Your variant of this exercise is number {index}: {f'here {here} and ' if here else ''}"
+              f"the expressions differ from the text's.\nPaste this into the answer cell below "
               f"instead of its dict, then fill in each None:\n\n"
               f"{answer_stub(answer, params['expressions'])}")
     # Read-only: the notebook's own cells evaluate these expressions after learners' cells ran.

@@ -11,12 +11,14 @@ from __future__ import annotations
 import builtins
 from typing import Any
 
+import numpy as np
 import torch
 
 _IMPORT_ONLY = {"__import__": builtins.__import__}
 
 
 def _evaluate(expr: str, x: torch.Tensor) -> Any:
-    """``expr``'s value with ``x`` and ``torch`` as its only names. Private: the grader's
+    """``expr``'s value with ``x``, ``torch`` and ``np`` as its only names (a spec's ``names``
+    say which of them its expressions may use). Private: the grader's
     screen refuses a learner's answer that names it (red team of #31's 02 Ex4)."""
-    return eval(expr, {"__builtins__": _IMPORT_ONLY, "torch": torch, "x": x})  # noqa: S307
+    return eval(expr, {"__builtins__": _IMPORT_ONLY, "torch": torch, "np": np, "x": x})  # noqa: S307

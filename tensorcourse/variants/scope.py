@@ -27,8 +27,6 @@ SCENARIOS = "answers come from fixed code, not redrawable tensors"
 
 # exercise -> (reason, what a variant would change)
 WITHOUT_VARIANTS: dict[str, tuple[str, str]] = {
-    "01-why-tensors/ex1-dtypes": (
-        ANSWERS, "dtypes: other literals and divisions (int/float/bool mixes)"),
     "02-creating-tensors/ex1-constructors": (
         ANSWERS, "(shape, dtype) pairs: other sizes and fill values"),
     "04-operations-and-autograd/ex4-graph-flags": (

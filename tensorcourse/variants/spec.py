@@ -48,19 +48,21 @@ MAX_EXPRESSION = 200   # characters
 MAX_INT, MAX_ARGS, MAX_CALLS = 128, 4, 3   # 4 arguments: a 4-d size
 _NODES = (ast.Expression, ast.Name, ast.Load, ast.Attribute, ast.Call, ast.Subscript, ast.Slice,
           ast.Tuple, ast.List, ast.Constant, ast.UnaryOp, ast.USub, ast.Compare, ast.Gt, ast.Lt,
-          ast.GtE, ast.LtE, ast.Eq, ast.BinOp, ast.Mod, ast.keyword)   # no +, -, *: sizes stay
-# as written
+          ast.GtE, ast.LtE, ast.Eq, ast.BinOp, ast.Mod, ast.Div, ast.FloorDiv,
+          ast.keyword)   # no +, -, *: sizes stay as written
 
 
 def unsafe(expr: Any, names: frozenset[str], methods: frozenset[str],
-           keywords: frozenset[str] = frozenset(), max_int: int = MAX_INT) -> str:
+           keywords: frozenset[str] = frozenset(), max_int: int = MAX_INT,
+           constants: tuple[type, ...] = (int,)) -> str:
     """Why ``expr`` is not an expression a variant may hold ("" when it is one).
 
     Variants are evaluated in the grader's own process (torch is the oracle), so what one may
     hold is a short list of what is allowed: the spec's names (``x``, ``torch``), its methods
-    and keyword arguments, subscripts, slices, comparisons, ``%`` and integers up to
-    ``max_int``. Nothing else: no builtins, no other attribute, no string, no other keyword,
-    no arithmetic that builds a large size."""
+    and keyword arguments, subscripts, slices, comparisons, ``%``, ``/``, ``//`` and numbers
+    of the spec's ``constants`` types (int alone by default) up to ``max_int``. Nothing
+    else: no builtins, no other attribute, no string, no other keyword, no arithmetic that
+    builds a large size."""
     if type(expr) is not str or len(expr) > MAX_EXPRESSION:
         return "not a short string"
     try:
@@ -78,7 +80,7 @@ def unsafe(expr: Any, names: frozenset[str], methods: frozenset[str],
                 k.arg not in keywords for k in node.keywords)):
             return (f"a call with more than {MAX_ARGS} arguments, or a keyword other than "
                     f"{sorted(keywords)}, is not allowed")
-        if isinstance(node, ast.Constant) and not (type(node.value) is int
+        if isinstance(node, ast.Constant) and not (type(node.value) in constants
                                                    and abs(node.value) <= max_int):
             return f"the constant {node.value!r} is not allowed"
     if sum(isinstance(node, ast.Call) for node in ast.walk(tree)) > MAX_CALLS:
@@ -98,7 +100,8 @@ class PredictSpec:
     ``kinds0``: the kind of each of variant 0's expressions, in order. ``makers``: for each
     kind, the ways to write an expression of that kind for a base of a given shape. ``oracle``:
     the expected answer of each expression of a variant, computed with torch. ``setup``: the
-    line of code that makes ``x`` for a shape (what a learner is shown).
+    line of code that makes ``x`` for a shape (what a learner is shown; "" when the
+    expressions use no ``x``).
 
     ``answer_class``: what balancing counts. By default an answer is its own class (as many
     True as False as in variant 0); answers that are never equal across shapes (strides,
@@ -120,7 +123,8 @@ class PredictSpec:
     names: frozenset[str] = frozenset({"x", "torch"})   # what an expression may name ...
     methods: frozenset[str] = frozenset()                # ... the attributes it may use ...
     keywords: frozenset[str] = frozenset()               # ... its keyword arguments ...
-    max_int: int = MAX_INT                               # ... and its largest number
+    max_int: int = MAX_INT                               # ... its largest number ...
+    constants: tuple[type, ...] = (int,)                 # ... and the types of its numbers
     answer_class: Callable[[Any], str] = repr
     beliefs: Callable[[Params], Beliefs] | None = None
     tries: int = 20_000                            # candidates drawn before a pool is called full
@@ -199,7 +203,8 @@ class PredictSpec:
 
     def unsafe(self, expr: Any) -> str:
         """:func:`unsafe` with this spec's names, methods, keywords and largest number."""
-        return unsafe(expr, self.names, self.methods, self.keywords, self.max_int)
+        return unsafe(expr, self.names, self.methods, self.keywords, self.max_int,
+                      self.constants)
 
     def balance(self, answers: Sequence[Any]) -> Counter[str]:
         """How many answers of each class (:attr:`answer_class`) a variant has."""
