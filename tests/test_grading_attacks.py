@@ -201,12 +201,16 @@ def test_a_course_cell_never_evaluates_what_an_answer_appended(attacked):
     """Red team of #31: a "Check yourself" cell after a test evaluates each expression the
     release listed. While the list was a list, an answer appended code to it, and the course's
     own cell ran it unscreened (it rewired the test runner; the values checked outside caught
-    the forged passes). The release's lists are tuples now: the append fails in the answer."""
+    the forged passes). The release's lists are tuples now (test_release holds it), and this
+    answer cell, Exercise 1's, has variants: only its predictions written out may run there
+    (autograder.judge.variants.predictions_problem), so the attack is refused unrun."""
     out = attacked["run"].stdout
     assert not any("a-release-list" in line and "do not bear out" in line
                    for line in out.splitlines()), out
-    executed = attacked["workdir"] / "autograded" / "a-release-list" / A / f"{A}.ipynb"
-    assert "object has no attribute 'append'" in executed.read_text()
+    results = attacked["workdir"] / "results" / "a-release-list" / A / f"{A}.json"
+    ex1 = json.loads(results.read_text())["tests"][0]
+    assert ex1["grade_id"] == "ex1-dtypes" and not ex1["passed"], ex1
+    assert "your answer was not run" in ex1["message"] and "not code that computes" in ex1["message"]
 
 
 def test_reports_are_printed_clean(attacked):
