@@ -661,3 +661,60 @@ def test_a_predict_answer_with_variants_must_be_the_predictions_themselves(monke
     with pytest.raises(LookupError):
         unit.grade_notebook(job)
     assert ran[gid] == unit.REJECTED_STUB
+
+
+_TRAP = '''
+
+KIND_ANSWER = {"integer index": True, "list index": False, "one-row slice": True,
+               "list index on dim 1": False, "strided slice": True, "boolean mask": False,
+               "0-d tensor index": True, "1-d tensor index": False, "index into a copy": False,
+               "narrow": True}
+
+
+def armed():
+    try:
+        yield 1
+    finally:
+        box = predicted_sharing
+        box.clear()
+        for e, k in zip(SHARING["expressions"], SHARING["kinds"]):
+            box[e] = KIND_ANSWER[k]
+
+
+trigger = armed()
+first = next(trigger)
+'''
+
+
+@pytest.mark.slow
+def test_predictions_are_graded_as_written_not_as_the_kernel_holds_them():
+    """Second red team of #31: an earlier answer (03 Ex1, solved) leaves a paused generator;
+    Ex2's answer, written out as the rule asks (the stub's Nones), rebinds the name holding it,
+    and the generator's `finally` fills the dict with the right answers of any variant before
+    the test reads it. The kernel is fooled (its test passes); the grader decides the checks
+    on the values as written (autograder.judge.variants.written_records): 0, and reported."""
+    import nbformat
+
+    from autograder.pipeline import grading, unit
+    from autograder.sandbox.launch import Limits, unavailable
+    from coursefiles import release_path, solution_answers, with_replacements
+
+    if unavailable() is not None:
+        pytest.skip(f"no sandbox: {unavailable()}")
+    a = "03-indexing-and-views"
+    refs = grading._references([(a, a)], Limits(), True, [str(REPO)], 1)[(a, a)]
+    answers = dict(solution_answers(a))
+    stub = next(c.source for c in read(release_path(a)).cells
+                if c.metadata.get("nbgrader", {}).get("grade_id") == "ex2-sharing-answer")
+    answers["ex1-storage-position-answer"] += _TRAP
+    answers["ex2-sharing-answer"] = stub.split("# YOUR CODE HERE")[0] + "trigger = {}\n"
+    nb = with_replacements(read(release_path(a)), answers)
+    out = unit.grade_notebook(unit.Job("trapper", a, a, nbformat.writes(nb).encode(),
+                                       str(release_path(a)), str(solution_path(a)),
+                                       hidden=[str(REPO)], reference=refs))
+    by = {t.grade_id: t for t in out.tests}
+    assert by["ex1-storage-position"].passed
+    sharing = by["ex2-sharing"]
+    assert not sharing.passed and "outside the sandbox" in sharing.reason, sharing   # kernel: pass
+    assert not sharing.score, sharing
+    assert any("do not bear out" in t for t in out.tampering), out.tampering

@@ -57,8 +57,10 @@ def predictions_problem(assignment: str, gid: str, source: str) -> str:
     out (constants, tuples and lists of them, and dtypes such as ``torch.int64``), keep the
     stub's ``raise NotImplementedError()``, and hold comments: the red team of 02 Ex4 shared
     one cell that computed any variant's strides from the expressions the notebook shows.
-    (``torch`` there is the release's: the cell before is a test, which restores it.) Never
-    raises: what cannot be read is refused."""
+    What such a cell's dict *holds* in the kernel can still be changed by earlier code (a
+    finalizer that runs mid-cell, second red team): the grader decides these checks on the
+    values as written (:func:`written_records`), never on the kernel's. Never raises: what
+    cannot be read is refused."""
     cells = {grade_id(s) + "-answer" for s in SPECS.values() if s.exercise.split("/", 1)[0] == assignment}
     if gid not in cells:
         return ""
@@ -99,6 +101,78 @@ def _written_out(node: ast.expr) -> bool:
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
         node = node.operand
     return isinstance(node, ast.Constant)
+
+
+def _value(node: ast.expr) -> Any:
+    """What a node :func:`_written_out` accepts stands for (``torch.int64`` is the dtype)."""
+    if isinstance(node, ast.Dict):
+        return {_value(k): _value(v) for k, v in zip(node.keys, node.values) if k is not None}
+    if isinstance(node, ast.Tuple):
+        return tuple(_value(e) for e in node.elts)
+    if isinstance(node, ast.List):
+        return [_value(e) for e in node.elts]
+    if isinstance(node, ast.Attribute):
+        import torch
+
+        return getattr(torch, node.attr)   # one of _DTYPE_NAMES (checked by _written_out)
+    if isinstance(node, ast.UnaryOp):
+        return -_value(node.operand)
+    return node.value   # type: ignore[attr-defined]
+
+
+def written(source: str, name: str) -> dict[Any, Any]:
+    """The dict an answer cell that :func:`predictions_problem` accepts last binds to
+    ``name``, as written ({} when it binds none, or cannot be read). Never raises."""
+    found: dict[Any, Any] = {}
+    try:
+        for node in ast.parse(source).body:
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 \
+                    and isinstance(node.targets[0], ast.Name) and node.targets[0].id == name \
+                    and isinstance(node.value, ast.Dict) and _written_out(node.value):
+                found = _value(node.value)
+    except Exception:  # noqa: BLE001 - learner input: nothing readable is nothing predicted
+        return {}
+    return found
+
+
+def written_answers(assignment: str, variants: Assigned, sources: Mapping[str, str],
+                    stubs: Mapping[str, str]) -> dict[str, tuple[list[str], dict[Any, Any]]]:
+    """``{test grade_id: (the expressions of the submission's variant, its predictions as
+    written)}`` for each exercise of ``assignment`` with a spec. ``sources``: the learner's
+    answer cells; ``stubs``: the release's (which name the answer binds)."""
+    out: dict[str, tuple[list[str], dict[Any, Any]]] = {}
+    for spec in SPECS.values():
+        if spec.exercise.split("/", 1)[0] != assignment:
+            continue
+        gid = grade_id(spec)
+        stub = ast.parse(stubs.get(f"{gid}-answer", "")).body
+        name = next((n.targets[0].id for n in stub if isinstance(n, ast.Assign)
+                     and isinstance(n.targets[0], ast.Name)), "")
+        params = variants.get(spec.exercise, [0, spec.variant0])[1]
+        out[gid] = (list(params["expressions"]), written(sources.get(f"{gid}-answer", ""), name))
+    return out
+
+
+def written_records(reference: list[dict], learner: list[dict], expressions: list[str],
+                    predictions: Mapping[Any, Any]) -> list[dict]:
+    """The kernel's records of a predict test with each check's value replaced by the
+    learner's prediction *as written* for that check's expression. ``reference`` is the
+    test's reference checks (one per expression, in order: :func:`reference_for`); a record
+    matches the check with the same options (its name and points). The kernel still decides
+    which checks ran; what was predicted is read from the answer's text alone."""
+    by_options = {repr(r.get("options")): e for r, e in zip(reference, expressions)}
+    out = []
+    for record in learner:
+        expr = by_options.get(repr(record.get("options"))) if isinstance(record, dict) else None
+        if expr is not None and record.get("kind") == "same_value":
+            try:
+                actual = _encoded(predictions[expr]) if expr in predictions else \
+                    {"t": "missing", "u": "no prediction written for it"}
+            except VariantError:
+                actual = {"t": "unknown", "u": "not a value a prediction can be"}
+            record = {**record, "actual": actual}
+        out.append(record)
+    return out
 
 
 def _encoded(answer: Any) -> dict[str, Any]:

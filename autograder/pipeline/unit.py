@@ -36,7 +36,7 @@ from ..judge.integrity import ROLE, Verdict, bound_names, clean_text, instrument
 from ..judge.rewrite import NOT_RUN, rewrite
 from ..judge.screen import screen
 from ..judge.values import decide, partial, records
-from ..judge.variants import predictions_problem
+from ..judge.variants import predictions_problem, written_answers, written_records
 from ..judge.variants import references as variant_references
 from ..sandbox.cgroup import POLL_SECONDS
 from ..sandbox.flood import FLOOD_IOPUB_WAIT, MAX_MESSAGE_BYTES, BoundedKernelClient, FloodGuard, FloodStop
@@ -555,6 +555,8 @@ def grade_notebook(job: Job) -> Outcome:
               if gid not in rejected}
     # The student's variants: the kernel is told them; their expected answers come from here.
     reference, numbers = variant_references(job.reference, job.variants)
+    # Predict exercises with variants: decided on the predictions as the answer cell wrote them.
+    as_written = written_answers(job.assignment, job.variants, found.sources, stubs)
     nb, plan = instrument(rebuild(release, solution, to_run), answer_names, job.variants)
     try:
         nb, cut = _execute(nb, job, out.timings)
@@ -572,6 +574,9 @@ def grade_notebook(job: Job) -> Outcome:
         v = found_verdicts[gid]
         if gid in cells:
             out.values[gid] = records(cells[gid], plan.pass_tokens[gid])
+            if gid in as_written and reference is not None \
+                    and len(reference.get(gid, ())) == len(as_written[gid][0]):
+                out.values[gid] = written_records(reference[gid], out.values[gid], *as_written[gid])
         if v.passed and reference is not None and gid in reference:
             why = decide(reference[gid], out.values.get(gid, []))
             if why:
