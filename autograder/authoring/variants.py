@@ -123,7 +123,7 @@ def _personal(nb: nbformat.NotebookNode, data: dict, student: str) -> nbformat.N
         if not brace or not body.startswith(f"{name} = {{"):
             raise CourseError(f"{stub_id}: its stub is not a `{name} = {{...}}` dict; regenerate "
                               "the release.")
-        stubs[0].source = answer_stub(name, params["expressions"]) + after
+        stubs[0].source = answer_stub(name, params["expressions"], spec.blank) + after
     return out
 
 

@@ -8,6 +8,7 @@
 * :mod:`.oracle`: how a spec's expression is evaluated (torch decides every answer).
 * :mod:`.indexing`: notebook 03's specs (Exercises 2 and 5).
 * :mod:`.dtypes`: notebook 01's Exercise 1 (dtypes).
+* :mod:`.constructors`: notebook 02's Exercise 1 (shape and dtype of a constructor).
 * :mod:`.layouts`: notebook 02's Exercise 4 (strides).
 * :mod:`.scope`: every other predict exercise, with why it has no variants yet.
 
@@ -16,7 +17,8 @@
 
 from __future__ import annotations
 
-from . import dtypes, indexing, layouts
+from . import constructors, dtypes, indexing, layouts
+from .constructors import CONSTRUCTORS
 from .dtypes import DTYPES
 from .indexing import OUTCOMES, SHARING
 from .layouts import LAYOUTS
@@ -24,8 +26,9 @@ from .manifest import FILE_NAME, GRADER_ENV, freeze, load, mine, params_for, you
 from .scope import WITHOUT_VARIANTS
 from .spec import Params, PredictSpec, VariantError
 
-SPECS: dict[str, PredictSpec] = {spec.exercise: spec for spec in (DTYPES, LAYOUTS, SHARING, OUTCOMES)}
+SPECS: dict[str, PredictSpec] = {spec.exercise: spec for spec in (
+    DTYPES, CONSTRUCTORS, LAYOUTS, SHARING, OUTCOMES)}
 
-__all__ = ["DTYPES", "FILE_NAME", "GRADER_ENV", "LAYOUTS", "OUTCOMES", "SHARING", "SPECS", "Params",
-           "PredictSpec", "VariantError", "WITHOUT_VARIANTS", "dtypes", "freeze", "indexing", "layouts",
-           "load", "mine", "params_for", "yours"]
+__all__ = ["CONSTRUCTORS", "DTYPES", "FILE_NAME", "GRADER_ENV", "LAYOUTS", "OUTCOMES", "SHARING",
+           "SPECS", "Params", "PredictSpec", "VariantError", "WITHOUT_VARIANTS", "constructors",
+           "dtypes", "freeze", "indexing", "layouts", "load", "mine", "params_for", "yours"]

@@ -190,10 +190,11 @@ def _from_grader(spec: PredictSpec) -> tuple[int, Params] | None:
     return (index, params) if ok else None
 
 
-def answer_stub(answer: str, expressions: Any) -> str:
-    """The answer dict a learner fills in, one ``None`` per expression (what ``yours`` prints
-    and a per-student release writes into the answer cell)."""
-    rows = "".join(f"    {json.dumps(e)}: None,\n" for e in expressions)
+def answer_stub(answer: str, expressions: Any, blank: str = "None") -> str:
+    """The answer dict a learner fills in, ``blank`` (the spec's: ``None``, ``(None, None)``)
+    for each expression (what ``yours`` prints and a per-student release writes into the
+    answer cell)."""
+    rows = "".join(f"    {json.dumps(e)}: {blank},\n" for e in expressions)
     return f"{answer} = {{\n{rows}}}\n"
 
 
@@ -213,7 +214,7 @@ def yours(spec: PredictSpec, answer: str, given: Any = None) -> Mapping[str, Any
         here = spec.setup(params["shape"])
         print(f"Your variant of this exercise is number {index}: {f'here {here} and ' if here else ''}"
               f"the expressions differ from the text's.\nPaste this into the answer cell below "
-              f"instead of its dict, then fill in each None:\n\n"
-              f"{answer_stub(answer, params['expressions'])}")
+              f"instead of its dict, then fill in each {spec.blank}:\n\n"
+              f"{answer_stub(answer, params['expressions'], spec.blank)}")
     # Read-only: the notebook's own cells evaluate these expressions after learners' cells ran.
     return MappingProxyType({k: tuple(v) if isinstance(v, list) else v for k, v in params.items()})

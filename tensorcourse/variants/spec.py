@@ -127,6 +127,7 @@ class PredictSpec:
     constants: tuple[type, ...] = (int,)                 # ... and the types of its numbers
     answer_class: Callable[[Any], str] = repr
     beliefs: Callable[[Params], Beliefs] | None = None
+    blank: str = "None"   # what the answer stub holds for each expression, as code
     tries: int = 20_000                            # candidates drawn before a pool is called full
     answers0: list[Any] = field(init=False, default_factory=list)
     # Each kind's forms: its makers' expressions with every number written N.
