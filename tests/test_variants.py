@@ -37,6 +37,7 @@ from tensorcourse.variants import (
 )
 from tensorcourse.variants.constructors import CONSTRUCTORS
 from tensorcourse.variants.dtypes import DTYPES
+from tensorcourse.variants.graph import GRAPH
 from tensorcourse.variants.indexing import OUTCOMES, SHARING
 from tensorcourse.variants.layouts import LAYOUTS
 from tensorcourse.variants.spec import form
@@ -66,7 +67,7 @@ def test_every_predict_exercise_has_variants_or_says_why_not():
 
 @pytest.mark.parametrize("spec, name, module", [
     (DTYPES, "DTYPES", "dtypes"), (CONSTRUCTORS, "CONSTRUCTORS", "constructors"),
-    (LAYOUTS, "LAYOUTS", "layouts"), (SHARING, "SHARING", "indexing"),
+    (LAYOUTS, "LAYOUTS", "layouts"), (GRAPH, "GRAPH", "graph"), (SHARING, "SHARING", "indexing"),
     (OUTCOMES, "OUTCOMES", "indexing")])
 def test_variant_0_is_the_exercise_as_the_notebook_publishes_it(spec, name, module):
     """The notebook takes its x and expressions from the spec (the learner's variant, variant 0
@@ -99,6 +100,18 @@ def test_variant_0_is_the_exercise_as_the_notebook_publishes_it(spec, name, modu
 def _class_of_30(spec):
     manifest = freeze([spec], spec.exercise.split("/")[0], CLASS, SECRET)
     return [params_for(manifest, spec.exercise, s)[1] for s in CLASS]
+
+
+@pytest.mark.parametrize("spec", SPECS.values(), ids=list(SPECS))
+def test_each_form_of_expression_belongs_to_one_kind(spec):
+    """A manifest names each expression's kind, and PredictSpec.problem checks the expression
+    has a form of that kind: a form two kinds share would let a variant ask one kind's question
+    under the other's name (the hidden tests diagnose misconceptions by kind)."""
+    owners: dict[str, list[str]] = {}
+    for kind, forms in spec.forms.items():
+        for f in forms:
+            owners.setdefault(f, []).append(kind)
+    assert not {f: k for f, k in owners.items() if len(k) > 1}
 
 
 @pytest.mark.parametrize("spec", SPECS.values(), ids=list(SPECS))
@@ -156,6 +169,26 @@ def test_each_kind_of_data_gives_the_same_dtype_in_every_variant():
         assert DTYPES.oracle(candidate) == [truth[k] for k in candidate["kinds"]], candidate
 
 
+def test_each_kind_of_graph_question_asks_what_the_published_one_asks():
+    """04 Ex4's kinds decide the flags; only the arithmetic kinds may add instead of multiply
+    (their node is then AddBackward0), and balancing keeps one of each, as published. Every
+    node a variant asks for is one the exercise's hint names."""
+    truth = dict(zip(GRAPH.kinds0, GRAPH.answers0))
+    hint = {None, "MulBackward0", "AddBackward0", "SumBackward0", "CloneBackward0", "ToCopyBackward0"}
+    rng = random.Random(4)
+    for _ in range(150):
+        candidate = GRAPH.draw(rng)
+        kinds = [[k for k, forms in GRAPH.forms.items() if form(e) in forms]
+                 for e in candidate["expressions"]]
+        assert [k for (k,) in kinds] == candidate["kinds"], kinds
+        for kind, answer in zip(candidate["kinds"], GRAPH.oracle(candidate)):
+            assert answer[2] in hint, (kind, answer)
+            if kind in ("w and a number", "w and c"):
+                assert answer[:2] == truth[kind][:2] and answer[2] in ("MulBackward0", "AddBackward0")
+            else:
+                assert answer == truth[kind], (kind, answer)
+
+
 @pytest.mark.parametrize("spec", [CONSTRUCTORS, LAYOUTS], ids=["02-ex1", "02-ex4"])
 @pytest.mark.parametrize("seed", range(3))
 def test_each_kind_keeps_its_class_and_its_misconception_in_every_variant(spec, seed):
@@ -181,7 +214,7 @@ def test_each_kind_keeps_its_class_and_its_misconception_in_every_variant(spec, 
 def test_a_copied_answer_vector_earns_about_chance(spec):
     """The figures stated in tensorcourse/variants: in a class of 30, a classmate's answers
     copied in order earn on average at most chance + 0.05 (01 Ex1: 0.31, 03 Ex2: 0.50, 03 Ex5:
-    0.36) and, for 02 Ex1's (shape, dtype) pairs and 02 Ex4's stride tuples (chance by class
+    0.36, 04 Ex4: 0.21) and, for 02 Ex1's (shape, dtype) pairs and 02 Ex4's stride tuples (chance by class
     0.43 and 0.59, upper bounds), at most 0.1 (measured: 0.05 and 0.01); the published
     solution earns at most 1 - min_from_0/n on every variant. (Copied by key they earn 0: the
     expressions differ, and the cell asks for exactly the listed ones.)"""
@@ -318,7 +351,7 @@ def test_the_instructors_command_freezes_and_shows(tmp_path, capsys, monkeypatch
               ((a, "--show", "s03", "--manifest", str(tmp_path / "other.json")), "manifest of 04")]
     for args, says in [*cases, ((a,), "give --roster and --secret-file"),
                        ((a, "--show", "nobody", "--manifest", str(manifest)), "not in"),
-                       (("04-operations-and-autograd", "--show", "s03"), "no exercise with variants"),
+                       (("05-memory-and-performance", "--show", "s03"), "no exercise with variants"),
                        ((a, "--roster", str(roster), "--secret-file", str(tmp_path / "none"),
                          "--manifest", str(manifest)), "cannot read the course secret")]:
         code, err = _cli_here(capsys, *args)

@@ -8,6 +8,7 @@
 * :mod:`.oracle`: how a spec's expression is evaluated (torch decides every answer).
 * :mod:`.indexing`: notebook 03's specs (Exercises 2 and 5).
 * :mod:`.dtypes`: notebook 01's Exercise 1 (dtypes).
+* :mod:`.graph`: notebook 04's Exercise 4 (requires_grad, is_leaf, grad_fn).
 * :mod:`.constructors`: notebook 02's Exercise 1 (shape and dtype of a constructor).
 * :mod:`.layouts`: notebook 02's Exercise 4 (strides).
 * :mod:`.scope`: every other predict exercise, with why it has no variants yet.
@@ -17,9 +18,10 @@
 
 from __future__ import annotations
 
-from . import constructors, dtypes, indexing, layouts
+from . import constructors, dtypes, graph, indexing, layouts
 from .constructors import CONSTRUCTORS
 from .dtypes import DTYPES
+from .graph import GRAPH
 from .indexing import OUTCOMES, SHARING
 from .layouts import LAYOUTS
 from .manifest import FILE_NAME, GRADER_ENV, freeze, load, mine, params_for, yours
@@ -27,8 +29,8 @@ from .scope import WITHOUT_VARIANTS
 from .spec import Params, PredictSpec, VariantError
 
 SPECS: dict[str, PredictSpec] = {spec.exercise: spec for spec in (
-    DTYPES, CONSTRUCTORS, LAYOUTS, SHARING, OUTCOMES)}
+    DTYPES, CONSTRUCTORS, LAYOUTS, SHARING, OUTCOMES, GRAPH)}
 
-__all__ = ["CONSTRUCTORS", "DTYPES", "FILE_NAME", "GRADER_ENV", "LAYOUTS", "OUTCOMES", "SHARING",
+__all__ = ["CONSTRUCTORS", "DTYPES", "FILE_NAME", "GRADER_ENV", "GRAPH", "LAYOUTS", "OUTCOMES", "SHARING",
            "SPECS", "Params", "PredictSpec", "VariantError", "WITHOUT_VARIANTS", "constructors",
-           "dtypes", "freeze", "indexing", "layouts", "load", "mine", "params_for", "yours"]
+           "dtypes", "freeze", "graph", "indexing", "layouts", "load", "mine", "params_for", "yours"]

@@ -17,8 +17,8 @@ import torch
 _IMPORT_ONLY = {"__import__": builtins.__import__}
 
 
-def _evaluate(expr: str, x: torch.Tensor) -> Any:
-    """``expr``'s value with ``x``, ``torch`` and ``np`` as its only names (a spec's ``names``
-    say which of them its expressions may use). Private: the grader's
+def _evaluate(expr: str, x: torch.Tensor | None, **tensors: torch.Tensor) -> Any:
+    """``expr``'s value with ``x``, ``torch``, ``np`` and the given ``tensors`` as its only
+    names (a spec's ``names`` say which of them its expressions may use). Private: the grader's
     screen refuses a learner's answer that names it (red team of #31's 02 Ex4)."""
-    return eval(expr, {"__builtins__": _IMPORT_ONLY, "torch": torch, "np": np, "x": x})  # noqa: S307
+    return eval(expr, {"__builtins__": _IMPORT_ONLY, "torch": torch, "np": np, "x": x, **tensors})  # noqa: S307

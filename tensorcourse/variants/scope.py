@@ -27,8 +27,6 @@ SCENARIOS = "answers come from fixed code, not redrawable tensors"
 
 # exercise -> (reason, what a variant would change)
 WITHOUT_VARIANTS: dict[str, tuple[str, str]] = {
-    "04-operations-and-autograd/ex4-graph-flags": (
-        ANSWERS, "(requires_grad, is_leaf, grad_fn) triples: other operations on w and c"),
     "05-memory-and-performance/ex5-autocast": (
         ANSWERS, "dtypes: other operations under CPU autocast"),
     "07-programmable-tensor-system/ex2-grad-fn": (

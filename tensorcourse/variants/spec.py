@@ -54,13 +54,15 @@ _NODES = (ast.Expression, ast.Name, ast.Load, ast.Attribute, ast.Call, ast.Subsc
 
 def unsafe(expr: Any, names: frozenset[str], methods: frozenset[str],
            keywords: frozenset[str] = frozenset(), max_int: int = MAX_INT,
-           constants: tuple[type, ...] = (int,)) -> str:
+           constants: tuple[type, ...] = (int,),
+           operators: frozenset[type] = frozenset()) -> str:
     """Why ``expr`` is not an expression a variant may hold ("" when it is one).
 
     Variants are evaluated in the grader's own process (torch is the oracle), so what one may
     hold is a short list of what is allowed: the spec's names (``x``, ``torch``), its methods
     and keyword arguments, subscripts, slices, comparisons, ``%``, ``/``, ``//`` and numbers
-    of the spec's ``constants`` types (int alone by default) up to ``max_int``. Nothing
+    of the spec's ``constants`` types (int alone by default) up to ``max_int``, and the
+    spec's ``operators`` (``+`` and ``*`` where its tensors have a fixed, small size). Nothing
     else: no builtins, no other attribute, no string, no other keyword, no arithmetic that
     builds a large size."""
     if type(expr) is not str or len(expr) > MAX_EXPRESSION:
@@ -70,7 +72,7 @@ def unsafe(expr: Any, names: frozenset[str], methods: frozenset[str],
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return "not an expression"
     for node in ast.walk(tree):
-        if not isinstance(node, _NODES):
+        if not isinstance(node, _NODES) and type(node) not in operators:
             return f"{type(node).__name__} is not allowed"
         if isinstance(node, ast.Name) and node.id not in names:
             return f"the name {node.id!r} is not allowed"
@@ -124,7 +126,8 @@ class PredictSpec:
     methods: frozenset[str] = frozenset()                # ... the attributes it may use ...
     keywords: frozenset[str] = frozenset()               # ... its keyword arguments ...
     max_int: int = MAX_INT                               # ... its largest number ...
-    constants: tuple[type, ...] = (int,)                 # ... and the types of its numbers
+    constants: tuple[type, ...] = (int,)                 # ... the types of its numbers ...
+    operators: frozenset[type] = frozenset()             # ... and its other operators (ast.Add)
     answer_class: Callable[[Any], str] = repr
     beliefs: Callable[[Params], Beliefs] | None = None
     blank: str = "None"   # what the answer stub holds for each expression, as code
@@ -205,7 +208,7 @@ class PredictSpec:
     def unsafe(self, expr: Any) -> str:
         """:func:`unsafe` with this spec's names, methods, keywords and largest number."""
         return unsafe(expr, self.names, self.methods, self.keywords, self.max_int,
-                      self.constants)
+                      self.constants, self.operators)
 
     def balance(self, answers: Sequence[Any]) -> Counter[str]:
         """How many answers of each class (:attr:`answer_class`) a variant has."""
