@@ -36,6 +36,7 @@ from tensorcourse.variants import (
     params_for,
 )
 from tensorcourse.variants.constructors import CONSTRUCTORS
+from tensorcourse.variants.conversions import CONVERSIONS
 from tensorcourse.variants.dtypes import DTYPES
 from tensorcourse.variants.graph import GRAPH
 from tensorcourse.variants.indexing import OUTCOMES, SHARING
@@ -68,6 +69,7 @@ def test_every_predict_exercise_has_variants_or_says_why_not():
 @pytest.mark.parametrize("spec, name, module", [
     (DTYPES, "DTYPES", "dtypes"), (CONSTRUCTORS, "CONSTRUCTORS", "constructors"),
     (LAYOUTS, "LAYOUTS", "layouts"), (GRAPH, "GRAPH", "graph"), (SHARING, "SHARING", "indexing"),
+    (CONVERSIONS, "CONVERSIONS", "conversions"),
     (OUTCOMES, "OUTCOMES", "indexing")])
 def test_variant_0_is_the_exercise_as_the_notebook_publishes_it(spec, name, module):
     """The notebook takes its x and expressions from the spec (the learner's variant, variant 0
@@ -80,7 +82,8 @@ def test_variant_0_is_the_exercise_as_the_notebook_publishes_it(spec, name, modu
     release = [c for c in code if f"tc.variants.yours(tc.variants.{name}, answer={predicted!r}"
                .replace("'", '"') in c]
     assert len(release) == 1
-    assert (f"x = tc.variants.{module}.base(" in release[0]) == bool(spec.setup(spec.variant0["shape"]))
+    makes_x = spec.setup(spec.variant0["shape"]).startswith("x = ")
+    assert (f"x = tc.variants.{module}.base(" in release[0]) == makes_x
     assert f"{variant_answers.EXPRESSION_NAMES[spec.exercise]} = {name}[\"expressions\"]" in release[0]
     tests = [c for c in code if f"_variant = tc.variants.mine(tc.variants.{name})[1]" in c]
     assert len(tests) == 1 and f"tc.check.same_value({predicted}[_expr]" in tests[0]
@@ -156,17 +159,19 @@ def test_each_kind_of_indexing_gives_the_same_answer_in_every_variant(seed):
         assert SHARING.oracle(candidate) == [truth[k] for k in kinds], candidate
 
 
-def test_each_kind_of_data_gives_the_same_dtype_in_every_variant():
-    """01 Ex1's kinds decide the dtype (any float among ints gives float32, `/` always a float):
-    a maker that wrote another kind of expression would ask another question."""
-    truth = dict(zip(DTYPES.kinds0, DTYPES.answers0))
+@pytest.mark.parametrize("spec", [DTYPES, CONVERSIONS], ids=["01-ex1", "09-ex3"])
+def test_each_kind_gives_the_same_answer_in_every_variant(spec):
+    """01 Ex1's kinds decide the dtype (any float among ints gives float32, `/` always a float),
+    09 Ex3's whether a conversion is h itself, a view or a copy, and its node: a maker that
+    wrote another kind of expression would ask another question."""
+    truth = dict(zip(spec.kinds0, spec.answers0))
     rng = random.Random(1)
-    for _ in range(200):
-        candidate = DTYPES.draw(rng)
-        kinds = [[k for k, forms in DTYPES.forms.items() if form(e) in forms]
+    for _ in range(150):
+        candidate = spec.draw(rng)
+        kinds = [[k for k, forms in spec.forms.items() if form(e) in forms]
                  for e in candidate["expressions"]]
         assert [k for (k,) in kinds] == candidate["kinds"], kinds
-        assert DTYPES.oracle(candidate) == [truth[k] for k in candidate["kinds"]], candidate
+        assert spec.oracle(candidate) == [truth[k] for k in candidate["kinds"]], candidate
 
 
 def test_each_kind_of_graph_question_asks_what_the_published_one_asks():
@@ -214,7 +219,7 @@ def test_each_kind_keeps_its_class_and_its_misconception_in_every_variant(spec, 
 def test_a_copied_answer_vector_earns_about_chance(spec):
     """The figures stated in tensorcourse/variants: in a class of 30, a classmate's answers
     copied in order earn on average at most chance + 0.05 (01 Ex1: 0.31, 03 Ex2: 0.50, 03 Ex5:
-    0.36, 04 Ex4: 0.21) and, for 02 Ex1's (shape, dtype) pairs and 02 Ex4's stride tuples (chance by class
+    0.36, 04 Ex4: 0.21, 09 Ex3: 0.22) and, for 02 Ex1's (shape, dtype) pairs and 02 Ex4's stride tuples (chance by class
     0.43 and 0.59, upper bounds), at most 0.1 (measured: 0.05 and 0.01); the published
     solution earns at most 1 - min_from_0/n on every variant. (Copied by key they earn 0: the
     expressions differ, and the cell asks for exactly the listed ones.)"""

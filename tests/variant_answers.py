@@ -19,12 +19,14 @@ ANSWER_NAMES = {"01-why-tensors/ex1-dtypes": "predicted_dtypes",
                 "02-creating-tensors/ex1-constructors": "predicted_constructors",
                 "02-creating-tensors/ex4-layouts": "predicted_strides",
                 "04-operations-and-autograd/ex4-graph-flags": "predicted_graph",
+                "09-layout-devices-gradient-lifetime/ex3-to-predict": "predicted_to",
                 "03-indexing-and-views/ex2-sharing": "predicted_sharing",
                 "03-indexing-and-views/ex5-view-copy-error": "predicted_outcomes"}
 EXPRESSION_NAMES = {"01-why-tensors/ex1-dtypes": "EXPRESSIONS",
                     "02-creating-tensors/ex1-constructors": "CONSTRUCTOR_EXPRESSIONS",
                     "02-creating-tensors/ex4-layouts": "LAYOUT_EXPRESSIONS",
                     "04-operations-and-autograd/ex4-graph-flags": "GRAPH_EXPRESSIONS",
+                    "09-layout-devices-gradient-lifetime/ex3-to-predict": "TO_EXPRESSIONS",
                     "03-indexing-and-views/ex2-sharing": "SHARING_EXPRESSIONS",
                     "03-indexing-and-views/ex5-view-copy-error": "SHAPE_EXPRESSIONS"}
 

@@ -8,6 +8,7 @@
 * :mod:`.oracle`: how a spec's expression is evaluated (torch decides every answer).
 * :mod:`.indexing`: notebook 03's specs (Exercises 2 and 5).
 * :mod:`.dtypes`: notebook 01's Exercise 1 (dtypes).
+* :mod:`.conversions`: notebook 09's Exercise 3 (same tensor, copy, and which node).
 * :mod:`.graph`: notebook 04's Exercise 4 (requires_grad, is_leaf, grad_fn).
 * :mod:`.constructors`: notebook 02's Exercise 1 (shape and dtype of a constructor).
 * :mod:`.layouts`: notebook 02's Exercise 4 (strides).
@@ -18,8 +19,9 @@
 
 from __future__ import annotations
 
-from . import constructors, dtypes, graph, indexing, layouts
+from . import constructors, conversions, dtypes, graph, indexing, layouts
 from .constructors import CONSTRUCTORS
+from .conversions import CONVERSIONS
 from .dtypes import DTYPES
 from .graph import GRAPH
 from .indexing import OUTCOMES, SHARING
@@ -29,8 +31,9 @@ from .scope import WITHOUT_VARIANTS
 from .spec import Params, PredictSpec, VariantError
 
 SPECS: dict[str, PredictSpec] = {spec.exercise: spec for spec in (
-    DTYPES, CONSTRUCTORS, LAYOUTS, SHARING, OUTCOMES, GRAPH)}
+    DTYPES, CONSTRUCTORS, LAYOUTS, SHARING, OUTCOMES, GRAPH, CONVERSIONS)}
 
-__all__ = ["CONSTRUCTORS", "DTYPES", "FILE_NAME", "GRADER_ENV", "GRAPH", "LAYOUTS", "OUTCOMES", "SHARING",
-           "SPECS", "Params", "PredictSpec", "VariantError", "WITHOUT_VARIANTS", "constructors",
-           "dtypes", "freeze", "graph", "indexing", "layouts", "load", "mine", "params_for", "yours"]
+__all__ = ["CONSTRUCTORS", "CONVERSIONS", "DTYPES", "FILE_NAME", "GRADER_ENV", "GRAPH", "LAYOUTS",
+           "OUTCOMES", "SHARING", "SPECS", "Params", "PredictSpec", "VariantError",
+           "WITHOUT_VARIANTS", "constructors", "conversions", "dtypes", "freeze", "graph",
+           "indexing", "layouts", "load", "mine", "params_for", "yours"]

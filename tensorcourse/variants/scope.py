@@ -31,8 +31,6 @@ WITHOUT_VARIANTS: dict[str, tuple[str, str]] = {
         ANSWERS, "dtypes: other operations under CPU autocast"),
     "07-programmable-tensor-system/ex2-grad-fn": (
         ANSWERS, "node names or None: other expressions of x, w, b and c"),
-    "09-layout-devices-gradient-lifetime/ex3-to-predict": (
-        ANSWERS, "(same tensor?, node name) pairs: other conversions of h"),
     "12-torch-func-and-kernels/ex1-vmap-shapes": (
         ANSWERS, "shapes or 'error': other batch sizes and in_dims/out_dims"),
     "04-operations-and-autograd/ex6-grad-mode": (

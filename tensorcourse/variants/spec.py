@@ -46,6 +46,7 @@ MAX_EXPRESSION = 200   # characters
 # What any expression may hold (a first, coarse check; PredictSpec.problem also requires a
 # maker's form, so that what one evaluates stays small).
 MAX_INT, MAX_ARGS, MAX_CALLS = 128, 4, 3   # 4 arguments: a 4-d size
+MAX_STRING = 8   # a device name ('cpu') where a spec's constants allow str
 _NODES = (ast.Expression, ast.Name, ast.Load, ast.Attribute, ast.Call, ast.Subscript, ast.Slice,
           ast.Tuple, ast.List, ast.Constant, ast.UnaryOp, ast.USub, ast.Compare, ast.Gt, ast.Lt,
           ast.GtE, ast.LtE, ast.Eq, ast.BinOp, ast.Mod, ast.Div, ast.FloorDiv,
@@ -82,17 +83,20 @@ def unsafe(expr: Any, names: frozenset[str], methods: frozenset[str],
                 k.arg not in keywords for k in node.keywords)):
             return (f"a call with more than {MAX_ARGS} arguments, or a keyword other than "
                     f"{sorted(keywords)}, is not allowed")
-        if isinstance(node, ast.Constant) and not (type(node.value) in constants
-                                                   and abs(node.value) <= max_int):
-            return f"the constant {node.value!r} is not allowed"
+        if isinstance(node, ast.Constant) and not (
+                type(node.value) in constants
+                and (len(node.value) <= MAX_STRING if type(node.value) is str
+                     else abs(node.value) <= max_int)):
+            return f"the constant {str(node.value)[:20]!r} is not allowed"
     if sum(isinstance(node, ast.Call) for node in ast.walk(tree)) > MAX_CALLS:
         return f"more than {MAX_CALLS} calls"
     return ""
 
 
 def form(expr: str) -> str:
-    """An expression with every number written N: what a maker writes whatever it draws."""
-    return re.sub(r"\d+", "N", expr)
+    """An expression with every number written N: what a maker writes whatever it draws (a
+    name's digits are the name's: ``torch.float32`` and ``torch.float64`` are two forms)."""
+    return re.sub(r"\b\d+\b", "N", expr)   # not the digits of a name: float32 stays float32
 
 
 @dataclass(frozen=True)
