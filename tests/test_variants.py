@@ -219,8 +219,9 @@ def test_each_kind_keeps_its_class_and_its_misconception_in_every_variant(spec, 
 def test_a_copied_answer_vector_earns_about_chance(spec):
     """The figures stated in tensorcourse/variants: in a class of 30, a classmate's answers
     copied in order earn on average at most chance + 0.05 (01 Ex1: 0.31, 03 Ex2: 0.50, 03 Ex5:
-    0.36, 04 Ex4: 0.21, 09 Ex3: 0.22) and, for 02 Ex1's (shape, dtype) pairs and 02 Ex4's stride tuples (chance by class
-    0.43 and 0.59, upper bounds), at most 0.1 (measured: 0.05 and 0.01); the published
+    0.36, 04 Ex4: 0.21, 09 Ex3: 0.22) and, for 02 Ex1's (shape, dtype) pairs and 02 Ex4's
+    stride tuples (chance by class 0.43 and 0.59, upper bounds), at most 0.1 (measured: 0.05
+    and 0.01); the published
     solution earns at most 1 - min_from_0/n on every variant. (Copied by key they earn 0: the
     expressions differ, and the cell asks for exactly the listed ones.)"""
     variants = _class_of_30(spec)
