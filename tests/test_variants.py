@@ -35,6 +35,7 @@ from tensorcourse.variants import (
     mine,
     params_for,
 )
+from tensorcourse.variants.autocast import AUTOCAST
 from tensorcourse.variants.constructors import CONSTRUCTORS
 from tensorcourse.variants.conversions import CONVERSIONS
 from tensorcourse.variants.dtypes import DTYPES
@@ -69,7 +70,7 @@ def test_every_predict_exercise_has_variants_or_says_why_not():
 @pytest.mark.parametrize("spec, name, module", [
     (DTYPES, "DTYPES", "dtypes"), (CONSTRUCTORS, "CONSTRUCTORS", "constructors"),
     (LAYOUTS, "LAYOUTS", "layouts"), (GRAPH, "GRAPH", "graph"), (SHARING, "SHARING", "indexing"),
-    (CONVERSIONS, "CONVERSIONS", "conversions"),
+    (CONVERSIONS, "CONVERSIONS", "conversions"), (AUTOCAST, "AUTOCAST", "autocast"),
     (OUTCOMES, "OUTCOMES", "indexing")])
 def test_variant_0_is_the_exercise_as_the_notebook_publishes_it(spec, name, module):
     """The notebook takes its x and expressions from the spec (the learner's variant, variant 0
@@ -123,7 +124,8 @@ def test_every_variant_keeps_the_specs_promises(spec, seed):
     pool = spec.pool(40, seed)
     assert pool[0] == spec.variant0
     vectors = [tuple(spec.oracle(v)) for v in pool]
-    assert len(set(vectors)) == len(pool), "two variants with the same answers"
+    assert len(set(vectors)) == min(len(pool), (spec.distinct or len(pool)) + 1), \
+        "two variants with the same answers while others were left"
     for params, answers in zip(pool[1:], vectors[1:]):
         assert len(set(params["expressions"])) == len(params["expressions"]), params
         assert spec.balance(answers) == spec.balance(spec.answers0), (params, answers)
@@ -159,7 +161,7 @@ def test_each_kind_of_indexing_gives_the_same_answer_in_every_variant(seed):
         assert SHARING.oracle(candidate) == [truth[k] for k in kinds], candidate
 
 
-@pytest.mark.parametrize("spec", [DTYPES, CONVERSIONS], ids=["01-ex1", "09-ex3"])
+@pytest.mark.parametrize("spec", [DTYPES, AUTOCAST, CONVERSIONS], ids=["01-ex1", "05-ex5", "09-ex3"])
 def test_each_kind_gives_the_same_answer_in_every_variant(spec):
     """01 Ex1's kinds decide the dtype (any float among ints gives float32, `/` always a float),
     09 Ex3's whether a conversion is h itself, a view or a copy, and its node: a maker that
@@ -219,7 +221,7 @@ def test_each_kind_keeps_its_class_and_its_misconception_in_every_variant(spec, 
 def test_a_copied_answer_vector_earns_about_chance(spec):
     """The figures stated in tensorcourse/variants: in a class of 30, a classmate's answers
     copied in order earn on average at most chance + 0.05 (01 Ex1: 0.31, 03 Ex2: 0.50, 03 Ex5:
-    0.36, 04 Ex4: 0.21, 09 Ex3: 0.22) and, for 02 Ex1's (shape, dtype) pairs and 02 Ex4's
+    0.36, 04 Ex4: 0.21, 05 Ex5: 0.51, 09 Ex3: 0.22) and, for 02 Ex1's (shape, dtype) pairs and 02 Ex4's
     stride tuples (chance by class 0.43 and 0.59, upper bounds), at most 0.1 (measured: 0.05
     and 0.01); the published
     solution earns at most 1 - min_from_0/n on every variant. (Copied by key they earn 0: the
@@ -232,7 +234,8 @@ def test_a_copied_answer_vector_earns_about_chance(spec):
     n = len(spec.answers0)
     assert max(spec.copied_score(spec.variant0, v) for v in variants) <= 1 - spec.min_from_0 / n
     assert all(spec.copied_score(v, v) == 1.0 for v in variants)   # the right answers: full marks
-    assert len({tuple(spec.oracle(v)) for v in variants}) == 30     # pairwise different answers
+    # pairwise different answers, while the spec has them
+    assert len({tuple(spec.oracle(v)) for v in variants}) == min(30, spec.distinct or 30)
 
 
 def test_a_class_larger_than_the_distinct_answer_vectors_still_gets_distinct_variants():
@@ -357,7 +360,7 @@ def test_the_instructors_command_freezes_and_shows(tmp_path, capsys, monkeypatch
               ((a, "--show", "s03", "--manifest", str(tmp_path / "other.json")), "manifest of 04")]
     for args, says in [*cases, ((a,), "give --roster and --secret-file"),
                        ((a, "--show", "nobody", "--manifest", str(manifest)), "not in"),
-                       (("05-memory-and-performance", "--show", "s03"), "no exercise with variants"),
+                       (("06-troubleshooting", "--show", "s03"), "no exercise with variants"),
                        ((a, "--roster", str(roster), "--secret-file", str(tmp_path / "none"),
                          "--manifest", str(manifest)), "cannot read the course secret")]:
         code, err = _cli_here(capsys, *args)
@@ -613,6 +616,16 @@ def test_a_layout_variant_edited_by_hand_is_refused(tmp_path):
         with pytest.raises(VariantError, match="edited by hand") as err:
             load(path)
         assert says in str(err.value), (expr, err.value)
+    # Third red team: a float step that passed as N.N (2e-8: a 1.9 GB arange in the grader).
+    good = freeze([CONSTRUCTORS], "02-creating-tensors", CLASS[:2], SECRET)
+    variant = good["exercises"][CONSTRUCTORS.exercise]["variants"][1]
+    at = variant["kinds"].index("arange stops before its end")
+    edited = json.loads(json.dumps(good))
+    exprs = [*variant["expressions"][:at], "torch.arange(0, 9, 0.00000002)", *variant["expressions"][at + 1:]]
+    edited["exercises"][CONSTRUCTORS.exercise]["variants"][1] = {**variant, "expressions": exprs}
+    path.write_text(json.dumps(edited))
+    with pytest.raises(VariantError, match="constant '2e-08' is not allowed"):
+        load(path)
     with pytest.raises(VariantError, match="not an exercise of 03"):
         freeze([LAYOUTS], "03-indexing-and-views", CLASS, SECRET)
 
@@ -680,6 +693,25 @@ def test_a_predict_answer_with_variants_must_be_the_predictions_themselves(monke
     assert predictions_problem("01-why-tensors", "ex1-dtypes-answer",
                                "predicted_dtypes = {'a': torch.int64, 'b': (-1, [2.5])}") == ""
     assert predictions_problem(a, "ex5-time-factory-answer", _GENERIC) == ""   # not a predict cell
+    # Third red team: a table of everyone's answers after the stub's raise (which Python never
+    # runs, and the grader would have read): refused; and a dict of more than the variant's
+    # expressions predicts nothing. A learner's habits that change nothing are fine.
+    table = 'predicted_strides = {"x.t()": (1, 3)}\nraise NotImplementedError()\npredicted_strides = {}'
+    assert predictions_problem(a, gid, table) == PLAIN
+    assert predictions_problem(a, gid, "raise NotImplementedError() from None") == PLAIN
+    assert predictions_problem(a, gid, "p = {}\nprint(p)") == PLAIN
+    for fine in ('"""My predictions."""\npredicted_strides = {"a": (1, 2)}\npredicted_strides',
+                 "predicted_strides = {}\nraise NotImplementedError()"):
+        assert predictions_problem(a, gid, fine) == "", fine
+    from autograder.judge.variants import written_answers
+
+    stub = read(REPO / "notebooks" / a / f"{a}.ipynb")
+    stubs = {c.metadata["nbgrader"]["grade_id"]: c.source for c in stub.cells
+             if c.metadata.get("nbgrader", {}).get("solution")}
+    mine_ = dict(zip(LAYOUTS.variant0["expressions"], LAYOUTS.answers0))
+    for said, kept in ((mine_, True), ({**mine_, "x.t()": (1, 3)}, False)):
+        source = f"predicted_strides = {said!r}\n"
+        assert written_answers(a, {}, {gid: source}, stubs)["ex4-layouts"][1] == (said if kept else {})
     assert screen(_GENERIC) == []   # the screen alone lets it run: it is plain, allowed Python
     for spec in SPECS.values():
         name, cell = variant_answers.assignment(spec), variant_answers.answer_id(spec)

@@ -54,8 +54,9 @@ PLAIN = ("a predict exercise's answer is your predictions written out as values 
 def predictions_problem(assignment: str, gid: str, source: str) -> str:
     """Why the answer cell ``gid`` of an exercise with variants is not plain predictions ("" when
     it is, or when ``gid`` is no such cell). Such a cell may only bind dicts of values written
-    out (constants, tuples and lists of them, and dtypes such as ``torch.int64``), keep the
-    stub's ``raise NotImplementedError()``, and hold comments: the red team of 02 Ex4 shared
+    out (constants, tuples and lists of them, and dtypes such as ``torch.int64``), show such a
+    dict by its name, keep the stub's ``raise NotImplementedError()`` as its last line, and
+    hold comments and docstrings: the red team of 02 Ex4 shared
     one cell that computed any variant's strides from the expressions the notebook shows.
     What such a cell's dict *holds* in the kernel can still be changed by earlier code (a
     finalizer that runs mid-cell, second red team): the grader decides these checks on the
@@ -65,14 +66,23 @@ def predictions_problem(assignment: str, gid: str, source: str) -> str:
     if gid not in cells:
         return ""
     try:
-        for node in ast.parse(source).body:
+        body, bound = ast.parse(source).body, set()
+        for i, node in enumerate(body):
             if isinstance(node, ast.Assign) and len(node.targets) == 1 \
                     and isinstance(node.targets[0], ast.Name) and isinstance(node.value, ast.Dict):
                 if not _written_out(node.value):
                     return PLAIN
-            elif isinstance(node, ast.Raise) and node.cause is None and node.exc is not None \
-                    and ast.unparse(node.exc) in ("NotImplementedError", "NotImplementedError()"):
-                continue
+                bound.add(node.targets[0].id)
+            elif isinstance(node, ast.Raise):
+                # Only the stub's, and last: what follows a raise never runs, and the grader
+                # reads the answer's text (third red team: a table after the raise scored).
+                if node.cause is not None or node.exc is None or i != len(body) - 1 \
+                        or ast.unparse(node.exc) not in ("NotImplementedError", "NotImplementedError()"):
+                    return PLAIN
+            elif isinstance(node, ast.Expr) and (
+                    (isinstance(node.value, ast.Constant) and type(node.value.value) is str)
+                    or (isinstance(node.value, ast.Name) and node.value.id in bound)):
+                continue   # a docstring, or the dict shown (a plain dict of written-out values)
             elif not isinstance(node, ast.Pass):
                 return PLAIN
     except SyntaxError:
@@ -149,7 +159,12 @@ def written_answers(assignment: str, variants: Assigned, sources: Mapping[str, s
         name = next((n.targets[0].id for n in stub if isinstance(n, ast.Assign)
                      and isinstance(n.targets[0], ast.Name)), "")
         params = variants.get(spec.exercise, [0, spec.variant0])[1]
-        out[gid] = (list(params["expressions"]), written(sources.get(f"{gid}-answer", ""), name))
+        said = written(sources.get(f"{gid}-answer", ""), name)
+        # Exactly the variant's expressions, as the test asks: a dict with more keys (everyone's
+        # answers in one table) predicts nothing (third red team).
+        if set(said) != set(params["expressions"]):
+            said = {}
+        out[gid] = (list(params["expressions"]), said)
     return out
 
 

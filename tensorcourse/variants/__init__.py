@@ -9,6 +9,7 @@
 * :mod:`.indexing`: notebook 03's specs (Exercises 2 and 5).
 * :mod:`.dtypes`: notebook 01's Exercise 1 (dtypes).
 * :mod:`.conversions`: notebook 09's Exercise 3 (same tensor, copy, and which node).
+* :mod:`.autocast`: notebook 05's Exercise 5 (dtypes under CPU autocast).
 * :mod:`.graph`: notebook 04's Exercise 4 (requires_grad, is_leaf, grad_fn).
 * :mod:`.constructors`: notebook 02's Exercise 1 (shape and dtype of a constructor).
 * :mod:`.layouts`: notebook 02's Exercise 4 (strides).
@@ -19,7 +20,8 @@
 
 from __future__ import annotations
 
-from . import constructors, conversions, dtypes, graph, indexing, layouts
+from . import autocast, constructors, conversions, dtypes, graph, indexing, layouts
+from .autocast import AUTOCAST
 from .constructors import CONSTRUCTORS
 from .conversions import CONVERSIONS
 from .dtypes import DTYPES
@@ -31,9 +33,9 @@ from .scope import WITHOUT_VARIANTS
 from .spec import Params, PredictSpec, VariantError
 
 SPECS: dict[str, PredictSpec] = {spec.exercise: spec for spec in (
-    DTYPES, CONSTRUCTORS, LAYOUTS, SHARING, OUTCOMES, GRAPH, CONVERSIONS)}
+    DTYPES, CONSTRUCTORS, LAYOUTS, SHARING, OUTCOMES, GRAPH, AUTOCAST, CONVERSIONS)}
 
-__all__ = ["CONSTRUCTORS", "CONVERSIONS", "DTYPES", "FILE_NAME", "GRADER_ENV", "GRAPH", "LAYOUTS",
+__all__ = ["AUTOCAST", "CONSTRUCTORS", "CONVERSIONS", "DTYPES", "FILE_NAME", "GRADER_ENV", "GRAPH", "LAYOUTS",
            "OUTCOMES", "SHARING", "SPECS", "Params", "PredictSpec", "VariantError",
-           "WITHOUT_VARIANTS", "constructors", "conversions", "dtypes", "freeze", "graph",
+           "WITHOUT_VARIANTS", "autocast", "constructors", "conversions", "dtypes", "freeze", "graph",
            "indexing", "layouts", "load", "mine", "params_for", "yours"]

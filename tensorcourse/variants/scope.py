@@ -27,8 +27,6 @@ SCENARIOS = "answers come from fixed code, not redrawable tensors"
 
 # exercise -> (reason, what a variant would change)
 WITHOUT_VARIANTS: dict[str, tuple[str, str]] = {
-    "05-memory-and-performance/ex5-autocast": (
-        ANSWERS, "dtypes: other operations under CPU autocast"),
     "07-programmable-tensor-system/ex2-grad-fn": (
         ANSWERS, "node names or None: other expressions of x, w, b and c"),
     "12-torch-func-and-kernels/ex1-vmap-shapes": (

@@ -47,6 +47,7 @@ MAX_EXPRESSION = 200   # characters
 # maker's form, so that what one evaluates stays small).
 MAX_INT, MAX_ARGS, MAX_CALLS = 128, 4, 3   # 4 arguments: a 4-d size
 MAX_STRING = 8   # a device name ('cpu') where a spec's constants allow str
+MIN_FLOAT = 0.1  # a float's size, where allowed: no step of 2e-8 (a gigabyte arange)
 _NODES = (ast.Expression, ast.Name, ast.Load, ast.Attribute, ast.Call, ast.Subscript, ast.Slice,
           ast.Tuple, ast.List, ast.Constant, ast.UnaryOp, ast.USub, ast.Compare, ast.Gt, ast.Lt,
           ast.GtE, ast.LtE, ast.Eq, ast.BinOp, ast.Mod, ast.Div, ast.FloorDiv,
@@ -86,7 +87,9 @@ def unsafe(expr: Any, names: frozenset[str], methods: frozenset[str],
         if isinstance(node, ast.Constant) and not (
                 type(node.value) in constants
                 and (len(node.value) <= MAX_STRING if type(node.value) is str
-                     else abs(node.value) <= max_int)):
+                     else abs(node.value) <= max_int and (
+                         type(node.value) is not float or node.value == 0
+                         or abs(node.value) >= MIN_FLOAT))):
             return f"the constant {str(node.value)[:20]!r} is not allowed"
     if sum(isinstance(node, ast.Call) for node in ast.walk(tree)) > MAX_CALLS:
         return f"more than {MAX_CALLS} calls"
@@ -135,6 +138,9 @@ class PredictSpec:
     answer_class: Callable[[Any], str] = repr
     beliefs: Callable[[Params], Beliefs] | None = None
     blank: str = "None"   # what the answer stub holds for each expression, as code
+    # How many answer vectors its variants can have besides variant 0's, where that is fewer
+    # than a class may need (None: plenty); past them, variants repeat an answer vector.
+    distinct: int | None = None
     tries: int = 20_000                            # candidates drawn before a pool is called full
     answers0: list[Any] = field(init=False, default_factory=list)
     # Each kind's forms: its makers' expressions with every number written N.
