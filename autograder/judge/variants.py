@@ -54,9 +54,10 @@ PLAIN = ("a predict exercise's answer is your predictions written out as values 
 def predictions_problem(assignment: str, gid: str, source: str) -> str:
     """Why the answer cell ``gid`` of an exercise with variants is not plain predictions ("" when
     it is, or when ``gid`` is no such cell). Such a cell may only bind dicts of values written
-    out (constants, tuples and lists of them, and dtypes such as ``torch.int64``), show such a
-    dict by its name, keep the stub's ``raise NotImplementedError()`` as its last line, and
-    hold comments and docstrings: the red team of 02 Ex4 shared
+    out (constants, tuples and lists of them, and dtypes such as ``torch.int64``), annotated or
+    not, show such a dict (by name, ``print`` or ``display``), import torch, numpy or F as the
+    notebook does, keep the stub's ``raise NotImplementedError()`` as its last line, and hold
+    comments and docstrings: the red team of 02 Ex4 shared
     one cell that computed any variant's strides from the expressions the notebook shows.
     What such a cell's dict *holds* in the kernel can still be changed by earlier code (a
     finalizer that runs mid-cell, second red team): the grader decides these checks on the
@@ -68,11 +69,10 @@ def predictions_problem(assignment: str, gid: str, source: str) -> str:
     try:
         body, bound = ast.parse(source).body, set()
         for i, node in enumerate(body):
-            if isinstance(node, ast.Assign) and len(node.targets) == 1 \
-                    and isinstance(node.targets[0], ast.Name) and isinstance(node.value, ast.Dict):
-                if not _written_out(node.value):
+            if (binding := _binding(node)) is not None:
+                if not _written_out(binding[1]):
                     return PLAIN
-                bound.add(node.targets[0].id)
+                bound.add(binding[0])
             elif isinstance(node, ast.Raise):
                 # Only the stub's, and last: what follows a raise never runs, and the grader
                 # reads the answer's text (third red team: a table after the raise scored).
@@ -81,15 +81,45 @@ def predictions_problem(assignment: str, gid: str, source: str) -> str:
                     return PLAIN
             elif isinstance(node, ast.Expr) and (
                     (isinstance(node.value, ast.Constant) and type(node.value.value) is str)
-                    or (isinstance(node.value, ast.Name) and node.value.id in bound)):
+                    or _shows(node.value, bound)):
                 continue   # a docstring, or the dict shown (a plain dict of written-out values)
-            elif not isinstance(node, ast.Pass):
+            elif not (isinstance(node, ast.Pass)
+                      or ast.unparse(node) in _IMPORTS):
                 return PLAIN
     except SyntaxError:
         return ""   # fails on its own in the kernel, with Python's message
     except Exception:  # noqa: BLE001 - learner input: a value literal_eval refuses, or too deep
         return PLAIN
     return ""
+
+
+# Habits of honest answers the rule accepts (fourth red team: each scored 0 before): the
+# course's imports, and the dict shown by name, printed or displayed.
+_IMPORTS = frozenset({"import torch", "import numpy as np", "import torch.nn.functional as F"})
+
+
+def _binding(node: ast.stmt) -> tuple[str, ast.Dict] | None:
+    """(name, dict) when ``node`` binds a dict literal to a plain name, annotated or not."""
+    if isinstance(node, ast.Assign) and len(node.targets) == 1:
+        target = node.targets[0]
+    elif isinstance(node, ast.AnnAssign) and node.simple and all(   # a type, not a call
+            isinstance(n, (ast.Name, ast.Attribute, ast.Subscript, ast.Tuple, ast.Load,
+                           ast.Constant)) for n in ast.walk(node.annotation)):
+        target = node.target
+    else:
+        return None
+    if isinstance(target, ast.Name) and isinstance(node.value, ast.Dict):
+        return target.id, node.value
+    return None
+
+
+def _shows(value: ast.expr, bound: set[str]) -> bool:
+    """``NAME``, ``print(NAME)`` or ``display(NAME)`` of a dict this cell bound."""
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) \
+            and value.func.id in ("print", "display") and len(value.args) == 1 \
+            and not value.keywords:
+        value = value.args[0]
+    return isinstance(value, ast.Name) and value.id in bound
 
 
 _DTYPE_NAMES = frozenset({"bool", "uint8", "int8", "int16", "int32", "int64", "float16",
@@ -136,10 +166,9 @@ def written(source: str, name: str) -> dict[Any, Any]:
     found: dict[Any, Any] = {}
     try:
         for node in ast.parse(source).body:
-            if isinstance(node, ast.Assign) and len(node.targets) == 1 \
-                    and isinstance(node.targets[0], ast.Name) and node.targets[0].id == name \
-                    and isinstance(node.value, ast.Dict) and _written_out(node.value):
-                found = _value(node.value)
+            binding = _binding(node)
+            if binding is not None and binding[0] == name and _written_out(binding[1]):
+                found = _value(binding[1])
     except Exception:  # noqa: BLE001 - learner input: nothing readable is nothing predicted
         return {}
     return found
