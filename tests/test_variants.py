@@ -42,7 +42,9 @@ from tensorcourse.variants.dtypes import DTYPES
 from tensorcourse.variants.graph import GRAPH
 from tensorcourse.variants.indexing import OUTCOMES, SHARING
 from tensorcourse.variants.layouts import LAYOUTS
+from tensorcourse.variants.nodes import GRAD_FN
 from tensorcourse.variants.spec import form
+from tensorcourse.variants.vmaps import VMAP
 
 REPO = Path(__file__).resolve().parent.parent
 SECRET = b"a course secret of 32 bytes....."
@@ -71,7 +73,7 @@ def test_every_predict_exercise_has_variants_or_says_why_not():
     (DTYPES, "DTYPES", "dtypes"), (CONSTRUCTORS, "CONSTRUCTORS", "constructors"),
     (LAYOUTS, "LAYOUTS", "layouts"), (GRAPH, "GRAPH", "graph"), (SHARING, "SHARING", "indexing"),
     (CONVERSIONS, "CONVERSIONS", "conversions"), (AUTOCAST, "AUTOCAST", "autocast"),
-    (OUTCOMES, "OUTCOMES", "indexing")])
+    (GRAD_FN, "GRAD_FN", "nodes"), (VMAP, "VMAP", "vmaps"), (OUTCOMES, "OUTCOMES", "indexing")])
 def test_variant_0_is_the_exercise_as_the_notebook_publishes_it(spec, name, module):
     """The notebook takes its x and expressions from the spec (the learner's variant, variant 0
     in self-study), and so do its hidden tests; the answer stub and the solution are written
@@ -196,11 +198,34 @@ def test_each_kind_of_graph_question_asks_what_the_published_one_asks():
                 assert answer == truth[kind], (kind, answer)
 
 
-@pytest.mark.parametrize("spec", [CONSTRUCTORS, LAYOUTS], ids=["02-ex1", "02-ex4"])
+def test_each_kind_of_node_question_asks_what_the_published_one_asks():
+    """07 Ex2's kinds decide the node, but for the operation after a matmul and the reduction
+    that ends a chain (their node is the operation's), and one result has no node, as
+    published. No misconception the hidden test names is ever torch's answer."""
+    truth = dict(zip(GRAD_FN.kinds0, GRAD_FN.answers0))
+    free = {"an operation after a matmul": {"AddBackward0", "SubBackward0", "MulBackward0",
+                                            "ReluBackward0", "SigmoidBackward0", "TanhBackward0"},
+            "a reduction at the end": {"SumBackward0", "MeanBackward0", "ProdBackward0"}}
+    believed = {"a matmul with one operand detached": {None},   # as 07's hidden test has them
+                "a 3-d by 2-d matmul": {"MatmulBackward0", "MmBackward0"},
+                "a fused matmul and bias": {"AddBackward0"}}
+    rng = random.Random(7)
+    for _ in range(150):
+        candidate = GRAD_FN.draw(rng)
+        kinds = [[k for k, forms in GRAD_FN.forms.items() if form(e) in forms]
+                 for e in candidate["expressions"]]
+        assert [k for (k,) in kinds] == candidate["kinds"], kinds
+        for kind, answer in zip(candidate["kinds"], GRAD_FN.oracle(candidate)):
+            assert answer in free[kind] if kind in free else answer == truth[kind], (kind, answer)
+            assert answer not in believed.get(kind, ()), (kind, answer)
+
+
+@pytest.mark.parametrize("spec", [CONSTRUCTORS, LAYOUTS, VMAP], ids=["02-ex1", "02-ex4", "12-ex1"])
 @pytest.mark.parametrize("seed", range(3))
 def test_each_kind_keeps_its_class_and_its_misconception_in_every_variant(spec, seed):
     """Where answers of other sizes are balanced by class, each kind decides its class (02
-    Ex1: the dtype; 02 Ex4: a fresh copy is row-major, a kept or chosen layout reordered), and
+    Ex1: the dtype; 02 Ex4: a fresh copy is row-major, a kept or chosen layout reordered; 12
+    Ex1: the result's rank, or an error), and
     on every variant each misconception predicts what torch does not give: a wrong answer is
     wrong, and named, whatever the variant."""
     truth = dict(zip(spec.kinds0, map(spec.answer_class, spec.answers0)))
@@ -214,24 +239,29 @@ def test_each_kind_keeps_its_class_and_its_misconception_in_every_variant(spec, 
         assert [spec.answer_class(a) for a in answers] == [truth[k] for k in candidate["kinds"]]
         for answer, beliefs in zip(answers, spec.beliefs(candidate)):
             assert all(predicted != answer for predicted in beliefs.values()), (candidate, beliefs)
-    assert sum(map(len, spec.beliefs(spec.variant0))) == 5
+    assert sum(map(len, spec.beliefs(spec.variant0))) == (4 if spec is VMAP else 5)
 
 
 @pytest.mark.parametrize("spec", SPECS.values(), ids=list(SPECS))
 def test_a_copied_answer_vector_earns_about_chance(spec):
-    """The figures stated in tensorcourse/variants: in a class of 30, a classmate's answers
+    """The figures stated in autograder/README: in a class of 30, a classmate's answers
     copied in order earn on average at most chance + 0.05 (01 Ex1: 0.31, 03 Ex2: 0.50, 03 Ex5:
-    0.36, 04 Ex4: 0.21, 05 Ex5: 0.51, 09 Ex3: 0.22) and, for 02 Ex1's (shape, dtype) pairs and 02 Ex4's
-    stride tuples (chance by class 0.43 and 0.59, upper bounds), at most 0.1 (measured: 0.05
-    and 0.01); the published
-    solution earns at most 1 - min_from_0/n on every variant. (Pasted whole, a classmate's dict
-    earns 0: its keys are not the learner's, and the test asks for exactly those; copied entry
-    by entry: test_a_classmates_answers_copied_by_expression_earn_what_the_readme_says.)"""
+    0.36, 04 Ex4: 0.21, 05 Ex5: 0.51, 09 Ex3: 0.22). Where answers of other sizes are balanced
+    by class (02 Ex1's (shape, dtype) pairs, 02 Ex4's stride tuples, 12 Ex1's vmap shapes:
+    chance by class 0.43, 0.59 and 0.31, upper bounds), at most 0.1 (measured: 0.05, 0.01 and
+    0.06); 07 Ex2's nodes, balanced only by "a node" or None (chance by class 0.76), at most
+    0.2 (measured 0.16; guessing each published node as often as it is right: 0.18). The
+    published solution earns at most 1 - min_from_0/n on every variant. (Pasted whole, a
+    classmate's dict earns 0: its keys are not the learner's, and the test asks for exactly
+    those; copied entry by entry:
+    test_a_classmates_answers_copied_by_expression_earn_what_the_readme_says.)"""
     variants = _class_of_30(spec)
     scores = [spec.copied_score(a, b) for a, b in itertools.permutations(variants, 2)]
     assert sum(scores) / len(scores) <= spec.chance() + 0.05, sum(scores) / len(scores)
-    if spec in (LAYOUTS, CONSTRUCTORS):   # answers of other sizes: chance by class is loose
+    if spec in (LAYOUTS, CONSTRUCTORS, VMAP):   # answers of other sizes: chance by class is loose
         assert sum(scores) / len(scores) <= 0.1, sum(scores) / len(scores)
+    if spec is GRAD_FN:
+        assert sum(scores) / len(scores) <= 0.2, sum(scores) / len(scores)
     n = len(spec.answers0)
     assert max(spec.copied_score(spec.variant0, v) for v in variants) <= 1 - spec.min_from_0 / n
     assert all(spec.copied_score(v, v) == 1.0 for v in variants)   # the right answers: full marks
@@ -250,6 +280,8 @@ BY_EXPRESSION = {  # exercise: (mean over pairs at most, best classmate at most)
     "04-operations-and-autograd/ex4-graph-flags": (0.4, 0.7),
     "05-memory-and-performance/ex5-autocast": (0.35, 0.7),
     "09-layout-devices-gradient-lifetime/ex3-to-predict": (0.45, 0.75),
+    "07-programmable-tensor-system/ex2-grad-fn": (0.25, 0.6),
+    "12-torch-func-and-kernels/ex1-vmap-shapes": (0.2, 0.55),
 }
 
 
@@ -825,3 +857,32 @@ def test_predictions_are_graded_as_written_not_as_the_kernel_holds_them():
     assert not sharing.passed and "outside the sandbox" in sharing.reason, sharing   # kernel: pass
     assert not sharing.score, sharing
     assert any("do not bear out" in t for t in out.tampering), out.tampering
+
+
+# A sample of every spec's variants with the answers torch 2.13 (CPU wheel) gives them: on
+# any other build (Colab's 2.11, PyPI's CUDA builds, the newest), the same variants must get
+# the same answers, or a student's frozen variant would be graded on other answers than the
+# ones it was drawn for. Rewrite after changing a spec: python tests/test_variants.py
+SAMPLE = Path(__file__).parent / "data" / "variant_answers.json"
+
+
+def _sample() -> dict:
+    return {exercise: [{"params": p, "answers": [repr(a) for a in spec.oracle(p)]}
+                       for p in spec.pool(13, "sample")[1:]] for exercise, spec in SPECS.items()}
+
+
+def test_the_same_variants_get_the_same_answers_on_every_torch():
+    import torch
+    kept = json.loads(SAMPLE.read_text())
+    assert set(kept) == set(SPECS), "a spec without a sample: python tests/test_variants.py"
+    for exercise, variants in kept.items():
+        spec = SPECS[exercise]
+        for v in variants:
+            assert spec.problem(v["params"]) == "", (torch.__version__, exercise, v["params"])
+            assert [repr(a) for a in spec.oracle(v["params"])] == v["answers"], (
+                f"torch {torch.__version__} answers {exercise} {v['params']['expressions']} "
+                f"otherwise than 2.13 did ({v['answers']})")
+
+
+if __name__ == "__main__":
+    SAMPLE.write_text(json.dumps(_sample(), indent=1) + "\n")

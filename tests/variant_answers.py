@@ -21,6 +21,8 @@ ANSWER_NAMES = {"01-why-tensors/ex1-dtypes": "predicted_dtypes",
                 "04-operations-and-autograd/ex4-graph-flags": "predicted_graph",
                 "05-memory-and-performance/ex5-autocast": "predicted_autocast",
                 "09-layout-devices-gradient-lifetime/ex3-to-predict": "predicted_to",
+                "07-programmable-tensor-system/ex2-grad-fn": "predicted_grad_fn",
+                "12-torch-func-and-kernels/ex1-vmap-shapes": "predicted_vmap",
                 "03-indexing-and-views/ex2-sharing": "predicted_sharing",
                 "03-indexing-and-views/ex5-view-copy-error": "predicted_outcomes"}
 EXPRESSION_NAMES = {"01-why-tensors/ex1-dtypes": "EXPRESSIONS",
@@ -29,6 +31,8 @@ EXPRESSION_NAMES = {"01-why-tensors/ex1-dtypes": "EXPRESSIONS",
                     "04-operations-and-autograd/ex4-graph-flags": "GRAPH_EXPRESSIONS",
                     "05-memory-and-performance/ex5-autocast": "AUTOCAST_EXPRESSIONS",
                     "09-layout-devices-gradient-lifetime/ex3-to-predict": "TO_EXPRESSIONS",
+                    "07-programmable-tensor-system/ex2-grad-fn": "GRAD_FN_EXPRESSIONS",
+                    "12-torch-func-and-kernels/ex1-vmap-shapes": "VMAP_EXPRESSIONS",
                     "03-indexing-and-views/ex2-sharing": "SHARING_EXPRESSIONS",
                     "03-indexing-and-views/ex5-view-copy-error": "SHAPE_EXPRESSIONS"}
 

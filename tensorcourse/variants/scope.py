@@ -6,15 +6,11 @@ this): a new predict exercise gets a spec or says why not, so the gap stays visi
 spec an exercise is graded as published for everyone (the grader notes it; a copied answer
 still scores).
 
-The reasons, and what lifting them takes:
+The reason, and what lifting it takes (answers that are tuples, dtypes or ``None`` are no
+reason: a spec balances them by an ``answer_class`` and computes each misconception's
+prediction on the variant with ``beliefs``, as 02 Ex4's strides, 07 Ex2's nodes and 12 Ex1's
+shapes do):
 
-* :data:`ANSWERS`: the answers are tuples, dtypes or ``None``, and
-  :class:`~tensorcourse.variants.PredictSpec`'s balance rule (as many of each answer as
-  variant 0) counts *equal* answers, which the shapes or dtypes of another expression often
-  are not. Such a spec needs an ``answer_class`` to balance, as 02 Ex4's strides have
-  ("row-major" against "reordered", :mod:`tensorcourse.variants.layouts`), and ``beliefs``
-  that compute each misconception's prediction on the variant. The grader already encodes
-  such answers outside the kernel (``autograder.judge.variants._encoded``).
 * :data:`SCENARIOS`: the answers come from fixed code (named functions, models, threads, a
   scripted sequence), not from tensors a generator can redraw. A variant needs other code, or
   other numbers in the script (with the course's own model or torch computing the answers).
@@ -22,15 +18,10 @@ The reasons, and what lifting them takes:
 
 from __future__ import annotations
 
-ANSWERS = "answers need classes to balance"
 SCENARIOS = "answers come from fixed code, not redrawable tensors"
 
 # exercise -> (reason, what a variant would change)
 WITHOUT_VARIANTS: dict[str, tuple[str, str]] = {
-    "07-programmable-tensor-system/ex2-grad-fn": (
-        ANSWERS, "node names or None: other expressions of x, w, b and c"),
-    "12-torch-func-and-kernels/ex1-vmap-shapes": (
-        ANSWERS, "shapes or 'error': other batch sizes and in_dims/out_dims"),
     "04-operations-and-autograd/ex6-grad-mode": (
         SCENARIOS, "which grad-mode block each thread and step runs in"),
     "05-memory-and-performance/ex3-recompiles": (

@@ -84,16 +84,23 @@ def unsafe(expr: Any, names: frozenset[str], methods: frozenset[str],
                 k.arg not in keywords for k in node.keywords)):
             return (f"a call with more than {MAX_ARGS} arguments, or a keyword other than "
                     f"{sorted(keywords)}, is not allowed")
-        if isinstance(node, ast.Constant) and not (
-                type(node.value) in constants
-                and (len(node.value) <= MAX_STRING if type(node.value) is str
-                     else abs(node.value) <= max_int and (
-                         type(node.value) is not float or node.value == 0
-                         or abs(node.value) >= MIN_FLOAT))):
+        if isinstance(node, ast.Constant) and not _constant_ok(node.value, constants, max_int):
             return f"the constant {str(node.value)[:20]!r} is not allowed"
     if sum(isinstance(node, ast.Call) for node in ast.walk(tree)) > MAX_CALLS:
         return f"more than {MAX_CALLS} calls"
     return ""
+
+
+def _constant_ok(value: Any, constants: tuple[type, ...], max_int: int) -> bool:
+    """A constant of the allowed types, and small: a short string, no number past ``max_int``,
+    no float under MIN_FLOAT but 0 (None, where allowed, is ``in_dims``' "not mapped")."""
+    if type(value) not in constants:
+        return False
+    if value is None:
+        return True
+    if type(value) is str:
+        return len(value) <= MAX_STRING
+    return abs(value) <= max_int and (type(value) is not float or value == 0 or abs(value) >= MIN_FLOAT)
 
 
 def form(expr: str) -> str:
