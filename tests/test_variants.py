@@ -42,6 +42,7 @@ from tensorcourse.variants.dtypes import DTYPES
 from tensorcourse.variants.graph import GRAPH
 from tensorcourse.variants.indexing import OUTCOMES, SHARING
 from tensorcourse.variants.layouts import LAYOUTS
+from tensorcourse.variants.memory import MEMORY
 from tensorcourse.variants.nodes import GRAD_FN
 from tensorcourse.variants.spec import form
 from tensorcourse.variants.vmaps import VMAP
@@ -73,7 +74,8 @@ def test_every_predict_exercise_has_variants_or_says_why_not():
     (DTYPES, "DTYPES", "dtypes"), (CONSTRUCTORS, "CONSTRUCTORS", "constructors"),
     (LAYOUTS, "LAYOUTS", "layouts"), (GRAPH, "GRAPH", "graph"), (SHARING, "SHARING", "indexing"),
     (CONVERSIONS, "CONVERSIONS", "conversions"), (AUTOCAST, "AUTOCAST", "autocast"),
-    (GRAD_FN, "GRAD_FN", "nodes"), (VMAP, "VMAP", "vmaps"), (OUTCOMES, "OUTCOMES", "indexing")])
+    (GRAD_FN, "GRAD_FN", "nodes"), (VMAP, "VMAP", "vmaps"), (MEMORY, "MEMORY", "memory"),
+    (OUTCOMES, "OUTCOMES", "indexing")])
 def test_variant_0_is_the_exercise_as_the_notebook_publishes_it(spec, name, module):
     """The notebook takes its x and expressions from the spec (the learner's variant, variant 0
     in self-study), and so do its hidden tests; the answer stub and the solution are written
@@ -220,12 +222,13 @@ def test_each_kind_of_node_question_asks_what_the_published_one_asks():
             assert answer not in believed.get(kind, ()), (kind, answer)
 
 
-@pytest.mark.parametrize("spec", [CONSTRUCTORS, LAYOUTS, VMAP], ids=["02-ex1", "02-ex4", "12-ex1"])
+@pytest.mark.parametrize("spec", [CONSTRUCTORS, LAYOUTS, VMAP, MEMORY],
+                         ids=["02-ex1", "02-ex4", "12-ex1", "06-ex3"])
 @pytest.mark.parametrize("seed", range(3))
 def test_each_kind_keeps_its_class_and_its_misconception_in_every_variant(spec, seed):
     """Where answers of other sizes are balanced by class, each kind decides its class (02
     Ex1: the dtype; 02 Ex4: a fresh copy is row-major, a kept or chosen layout reordered; 12
-    Ex1: the result's rank, or an error), and
+    Ex1: the result's rank, or an error; 06 Ex3: a state, every step in order), and
     on every variant each misconception predicts what torch does not give: a wrong answer is
     wrong, and named, whatever the variant."""
     truth = dict(zip(spec.kinds0, map(spec.answer_class, spec.answers0)))
@@ -239,7 +242,7 @@ def test_each_kind_keeps_its_class_and_its_misconception_in_every_variant(spec, 
         assert [spec.answer_class(a) for a in answers] == [truth[k] for k in candidate["kinds"]]
         for answer, beliefs in zip(answers, spec.beliefs(candidate)):
             assert all(predicted != answer for predicted in beliefs.values()), (candidate, beliefs)
-    assert sum(map(len, spec.beliefs(spec.variant0))) == (4 if spec is VMAP else 5)
+    assert sum(map(len, spec.beliefs(spec.variant0))) == (4 if spec is VMAP else 3 if spec is MEMORY else 5)
 
 
 @pytest.mark.parametrize("spec", SPECS.values(), ids=list(SPECS))
@@ -247,10 +250,11 @@ def test_a_copied_answer_vector_earns_about_chance(spec):
     """The figures stated in autograder/README: in a class of 30, a classmate's answers
     copied in order earn on average at most chance + 0.05 (01 Ex1: 0.31, 03 Ex2: 0.50, 03 Ex5:
     0.36, 04 Ex4: 0.21, 05 Ex5: 0.51, 09 Ex3: 0.22). Where answers of other sizes are balanced
-    by class (02 Ex1's (shape, dtype) pairs, 02 Ex4's stride tuples, 12 Ex1's vmap shapes:
-    chance by class 0.43, 0.59 and 0.31, upper bounds), at most 0.1 (measured: 0.05, 0.01 and
-    0.06); 07 Ex2's nodes, balanced only by "a node" or None (chance by class 0.76), at most
-    0.2 (measured 0.16; guessing each published node as often as it is right: 0.18). The
+    by class (02 Ex1's (shape, dtype) pairs, 02 Ex4's stride tuples, 12 Ex1's vmap shapes,
+    06 Ex3's allocator states: chance by class 0.43, 0.59, 0.31 and 1, upper bounds), at most
+    0.1 (measured: 0.05, 0.01, 0.06 and 0.02); 07 Ex2's nodes, balanced only by "a node" or
+    None (chance by class 0.76), at most 0.2 (measured 0.16; guessing each published node as
+    often as it is right: 0.18). The
     published solution earns at most 1 - min_from_0/n on every variant. (Pasted whole, a
     classmate's dict earns 0: its keys are not the learner's, and the test asks for exactly
     those; copied entry by entry:
@@ -258,7 +262,7 @@ def test_a_copied_answer_vector_earns_about_chance(spec):
     variants = _class_of_30(spec)
     scores = [spec.copied_score(a, b) for a, b in itertools.permutations(variants, 2)]
     assert sum(scores) / len(scores) <= spec.chance() + 0.05, sum(scores) / len(scores)
-    if spec in (LAYOUTS, CONSTRUCTORS, VMAP):   # answers of other sizes: chance by class is loose
+    if spec in (LAYOUTS, CONSTRUCTORS, VMAP, MEMORY):   # other sizes: chance by class is loose
         assert sum(scores) / len(scores) <= 0.1, sum(scores) / len(scores)
     if spec is GRAD_FN:
         assert sum(scores) / len(scores) <= 0.2, sum(scores) / len(scores)
@@ -282,6 +286,7 @@ BY_EXPRESSION = {  # exercise: (mean over pairs at most, best classmate at most)
     "09-layout-devices-gradient-lifetime/ex3-to-predict": (0.45, 0.75),
     "07-programmable-tensor-system/ex2-grad-fn": (0.25, 0.6),
     "12-torch-func-and-kernels/ex1-vmap-shapes": (0.2, 0.55),
+    "06-troubleshooting/ex3-allocator": (0.05, 0.4),
 }
 
 
@@ -295,6 +300,35 @@ def test_a_classmates_answers_copied_by_expression_earn_what_the_readme_says(spe
     best = [max(copied(a, b) for a in answers if a is not b) for b in answers]
     mean_at_most, best_at_most = BY_EXPRESSION[spec.exercise]
     assert sum(pairs) / len(pairs) <= mean_at_most and sum(best) / len(best) <= best_at_most
+
+
+# The whole class's answers pooled into one table, expression -> answer (kept where the
+# classmates agree): what it gives each student on average. Measured, stated with a margin
+# in autograder/README.md (fifth red team). Where a kind's answer is the same in every variant
+# (what the exercise teaches), such a table is the exercise's knowledge, which running the
+# expressions also gives; answers made of the variant's own sizes resist it.
+POOLED = {  # exercise: mean over a class of 30 at most
+    "01-why-tensors/ex1-dtypes": 0.4, "02-creating-tensors/ex1-constructors": 0.8,
+    "02-creating-tensors/ex4-layouts": 0.05, "03-indexing-and-views/ex2-sharing": 0.85,
+    "03-indexing-and-views/ex5-view-copy-error": 0.95,
+    "04-operations-and-autograd/ex4-graph-flags": 1.0, "05-memory-and-performance/ex5-autocast": 1.0,
+    "06-troubleshooting/ex3-allocator": 0.05, "07-programmable-tensor-system/ex2-grad-fn": 1.0,
+    "09-layout-devices-gradient-lifetime/ex3-to-predict": 1.0,
+    "12-torch-func-and-kernels/ex1-vmap-shapes": 0.2,
+}
+
+
+@pytest.mark.parametrize("spec", SPECS.values(), ids=list(SPECS))
+def test_the_classs_answers_pooled_earn_what_the_readme_says(spec):
+    answers = [dict(zip(v["expressions"], map(repr, spec.oracle(v)))) for v in _class_of_30(spec)]
+    earned = []
+    for i, mine_ in enumerate(answers):
+        table: dict[str, set] = {}
+        for other in answers[:i] + answers[i + 1:]:
+            for expr, answer in other.items():
+                table.setdefault(expr, set()).add(answer)
+        earned.append(sum(table.get(e) == {a} for e, a in mine_.items()) / len(mine_))
+    assert sum(earned) / len(earned) <= POOLED[spec.exercise]
 
 
 def test_a_class_larger_than_the_distinct_answer_vectors_still_gets_distinct_variants():
@@ -419,7 +453,7 @@ def test_the_instructors_command_freezes_and_shows(tmp_path, capsys, monkeypatch
               ((a, "--show", "s03", "--manifest", str(tmp_path / "other.json")), "manifest of 04")]
     for args, says in [*cases, ((a,), "give --roster and --secret-file"),
                        ((a, "--show", "nobody", "--manifest", str(manifest)), "not in"),
-                       (("06-troubleshooting", "--show", "s03"), "no exercise with variants"),
+                       (("08-autograd-function-and-compilers", "--show", "s03"), "no exercise with variants"),
                        ((a, "--roster", str(roster), "--secret-file", str(tmp_path / "none"),
                          "--manifest", str(manifest)), "cannot read the course secret")]:
         code, err = _cli_here(capsys, *args)
@@ -626,6 +660,59 @@ def test_a_manifest_edited_by_hand_never_runs_in_the_grader(tmp_path):
     assert not marker.exists()
 
 
+def test_a_manifest_that_freeze_would_never_write_is_refused(tmp_path):
+    """Fifth red team of #31: a variant with a key of its own (a release writes each variant
+    into a notebook: `null` there broke every handout), more variants than students (each is
+    checked with torch at load: 10,000 copies took 26 s), the same variant twice, and two
+    students given the same variant (one's answers, copied whole, are the other's) all
+    loaded. freeze() writes none of them."""
+    good = freeze([SHARING], "03-indexing-and-views", CLASS[:3], SECRET)
+    entry = good["exercises"][SHARING.exercise]
+    first, second = good["students"][CLASS[0]], good["students"][CLASS[1]]
+    for change, says in (
+            (lambda m: m["exercises"][SHARING.exercise]["variants"][1].update(note=None),
+             "and nothing else"),
+            (lambda m: m["exercises"][SHARING.exercise]["variants"].append(entry["variants"][1]),
+             "variants for 3 students"),
+            (lambda m: m["students"].pop(CLASS[2]), "variants for 2 students"),
+            (lambda m: m["students"][CLASS[1]].update(first), "same variant of"),
+    ):
+        edited = json.loads(json.dumps(good))
+        change(edited)
+        path = tmp_path / "m.json"
+        path.write_text(json.dumps(edited))
+        with pytest.raises(VariantError, match="edited by hand") as err:
+            load(path)
+        assert says in str(err.value), (says, err.value)
+    duplicate = json.loads(json.dumps(good))
+    duplicate["exercises"][SHARING.exercise]["variants"][2] = entry["variants"][1]
+    duplicate["students"][CLASS[1]] = dict(second)
+    path = tmp_path / "d.json"
+    path.write_text(json.dumps(duplicate))
+    with pytest.raises(VariantError, match="the same variant twice"):
+        load(path)
+
+
+@pytest.mark.parametrize("spec", SPECS.values(), ids=list(SPECS))
+def test_the_stubs_blank_is_never_an_answer(spec):
+    """Fifth red team of #31: 07 Ex2's stub held None for each expression, and None is the
+    answer of one of them: an untouched handout earned 1 of 7. A spec's blank must be wrong
+    on every variant (07 Ex2's is ..., as published)."""
+    import torch
+
+    blank = eval(spec.blank, {"torch": torch})  # noqa: S307 - the spec's own constant
+    for params in _class_of_30(spec):
+        assert blank not in spec.oracle(params), (spec.exercise, params)
+
+
+def _swapped(i: int, j: int) -> dict:
+    """LAYOUTS' variant 0 with two questions swapped: a variant, but close to the published."""
+    v = {k: list(v) for k, v in LAYOUTS.variant0.items()}
+    for key in ("expressions", "kinds"):
+        v[key][i], v[key][j] = v[key][j], v[key][i]
+    return v
+
+
 def test_a_layout_variant_edited_by_hand_is_refused(tmp_path):
     """02 Ex4's expressions may take one keyword (memory_format) and numbers up to 8: a
     manifest asking torch for another keyword, or for a large tensor, is refused when read."""
@@ -652,7 +739,8 @@ def test_a_layout_variant_edited_by_hand_is_refused(tmp_path):
     # (red team: a TA's edit that makes one student's answers copyable); a file nested too deep.
     student = next(iter(good["students"]))
     edits = [("students", {**good["students"], student: {LAYOUTS.exercise: 0}}, "variant 0"),
-             ("exercises", {LAYOUTS.exercise: {"variants": [LAYOUTS.variant0] * 3}},
+             ("exercises", {LAYOUTS.exercise: {"variants": [LAYOUTS.variant0, _swapped(0, 1),
+                                                             _swapped(2, 3)]}},
               "fewer than 5")]
     for key, value, says in edits:
         path.write_text(json.dumps({**good, key: value}))

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from tensorcourse.variants import SPECS, PredictSpec
+from tensorcourse.variants import MEMORY, SPECS, PredictSpec, memory
 
 # The dict each exercise's answer cell binds, and the name the release cell gives its
 # expressions, by exercise id.
@@ -23,6 +23,7 @@ ANSWER_NAMES = {"01-why-tensors/ex1-dtypes": "predicted_dtypes",
                 "09-layout-devices-gradient-lifetime/ex3-to-predict": "predicted_to",
                 "07-programmable-tensor-system/ex2-grad-fn": "predicted_grad_fn",
                 "12-torch-func-and-kernels/ex1-vmap-shapes": "predicted_vmap",
+                "06-troubleshooting/ex3-allocator": "predicted_memory",
                 "03-indexing-and-views/ex2-sharing": "predicted_sharing",
                 "03-indexing-and-views/ex5-view-copy-error": "predicted_outcomes"}
 EXPRESSION_NAMES = {"01-why-tensors/ex1-dtypes": "EXPRESSIONS",
@@ -33,6 +34,7 @@ EXPRESSION_NAMES = {"01-why-tensors/ex1-dtypes": "EXPRESSIONS",
                     "09-layout-devices-gradient-lifetime/ex3-to-predict": "TO_EXPRESSIONS",
                     "07-programmable-tensor-system/ex2-grad-fn": "GRAD_FN_EXPRESSIONS",
                     "12-torch-func-and-kernels/ex1-vmap-shapes": "VMAP_EXPRESSIONS",
+                    "06-troubleshooting/ex3-allocator": "MEMORY_STEPS",
                     "03-indexing-and-views/ex2-sharing": "SHARING_EXPRESSIONS",
                     "03-indexing-and-views/ex5-view-copy-error": "SHAPE_EXPRESSIONS"}
 
@@ -66,6 +68,9 @@ def as_kind(spec: PredictSpec, wrong0: dict[str, Any], params: dict,
     believed = {kind: wrong0[expr] for kind, expr, truth in zip(
         spec.kinds0, spec.variant0["expressions"], spec.answers0) if wrong0[expr] != truth}
     predicted = spec.beliefs(params) if spec.beliefs else [{} for _ in params["kinds"]]
+    if spec is MEMORY:   # a script's belief is a chain of states, named where it starts
+        chain = memory.chains(params)[misconception]
+        predicted = [{misconception: state} for state in chain]
     return [(predicted[i][misconception] if spec.beliefs else believed[kind])
             if kind in believed else truth
             for i, (kind, truth) in enumerate(zip(params["kinds"], right(spec, params)))]

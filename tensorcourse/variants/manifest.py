@@ -22,6 +22,7 @@ import hashlib
 import hmac
 import json
 import os
+import textwrap
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from types import MappingProxyType
@@ -116,29 +117,42 @@ def _shape_problem(data: dict[str, Any]) -> str:
         return "no assignment name"
     if not isinstance(exercises, dict) or not isinstance(students, dict):
         return "`exercises` and `students` must be objects"
+    if not all(isinstance(picks, dict) for picks in students.values()):
+        return "a student's entry is not an object"
     for exercise, entry in exercises.items():
         variants = entry.get("variants") if isinstance(entry, dict) else None
         if not isinstance(variants, list) or not variants:
             return f"{exercise} has no list of variants"
+        # freeze() draws one variant per student and variant 0: no more (every variant is
+        # checked with torch before grading, so their number bounds the time that takes).
+        given = sum(exercise in picks for picks in students.values())
+        if len(variants) > 1 + given:
+            return f"{exercise} has {len(variants)} variants for {given} students"
         for number, params in enumerate(variants):
             if not is_params(params):
                 return (f"variant {number} of {exercise} is not a shape, a list of expressions "
-                        "and their kinds")
+                        "and their kinds, and nothing else")
+        if len({json.dumps(v, sort_keys=True) for v in variants}) != len(variants):
+            return f"{exercise} holds the same variant twice"
     for student, picks in students.items():
-        if not isinstance(picks, dict):
-            return f"{student}'s entry is not an object"
         for exercise, index in picks.items():
             variants = exercises.get(exercise, {}).get("variants", [])
             if type(index) is not int or not 0 <= index < len(variants):
                 return f"{student}'s variant of {exercise} ({index!r}) is not in the manifest"
             if index == 0:   # the published exercise, whose answers anyone can copy
                 return f"{student} is given variant 0 of {exercise}, which nobody on a roster gets"
+    for exercise in exercises:   # one student's answers would be another's, copied whole
+        picked = [picks[exercise] for picks in students.values() if exercise in picks]
+        if len(set(picked)) != len(picked):
+            return f"two students are given the same variant of {exercise}"
     return ""
 
 
 def is_params(params: Any) -> bool:
-    """Whether ``params`` is one variant: a shape, expressions and one kind for each."""
-    return (isinstance(params, dict) and isinstance(params.get("expressions"), list)
+    """Whether ``params`` is one variant: a shape, expressions and one kind for each, and no
+    other key (a release writes a variant into every student's notebook)."""
+    return (isinstance(params, dict) and set(params) == {"shape", "expressions", "kinds"}
+            and isinstance(params.get("expressions"), list)
             and all(isinstance(e, str) for e in params["expressions"])
             and isinstance(params.get("kinds"), list)
             and all(isinstance(k, str) for k in params["kinds"])
@@ -212,9 +226,12 @@ def yours(spec: PredictSpec, answer: str, given: Any = None) -> Mapping[str, Any
         index, params = given
     if index:
         here = spec.setup(params["shape"])
-        print(f"Your variant of this exercise is number {index}: {f'here {here} and ' if here else ''}"
-              f"the expressions differ from the text's.\nPaste this into the answer cell below "
-              f"instead of its dict, then fill in each {spec.blank}:\n\n"
+        if spec.labels:   # the same steps, other numbers: show the whole script
+            what = f"your script has the same steps with other sizes:\n\n{textwrap.indent(here, '    ')}\n"
+        else:
+            what = f"{f'here {here} and ' if here else ''}the expressions differ from the text's."
+        print(f"Your variant of this exercise is number {index}: {what}\nPaste this into the "
+              f"answer cell below instead of its dict, then fill in each {spec.blank}:\n\n"
               f"{answer_stub(answer, params['expressions'], spec.blank)}")
     # Read-only: the notebook's own cells evaluate these expressions after learners' cells ran.
     return MappingProxyType({k: tuple(v) if isinstance(v, list) else v for k, v in params.items()})

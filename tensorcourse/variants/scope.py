@@ -26,8 +26,6 @@ WITHOUT_VARIANTS: dict[str, tuple[str, str]] = {
         SCENARIOS, "which grad-mode block each thread and step runs in"),
     "05-memory-and-performance/ex3-recompiles": (
         SCENARIOS, "the call sequences given to seven compiled functions"),
-    "06-troubleshooting/ex3-allocator": (
-        SCENARIOS, "the sizes in the allocator script (the course's allocator model answers)"),
     "06-troubleshooting/ex6-find-unused": (
         SCENARIOS, "which of five models leave a parameter without a gradient"),
     "07-programmable-tensor-system/ex6-mode-flags": (

@@ -144,6 +144,10 @@ class PredictSpec:
     operators: frozenset[type] = frozenset()             # ... and its other operators (ast.Add)
     answer_class: Callable[[Any], str] = repr
     beliefs: Callable[[Params], Beliefs] | None = None
+    # True: the expressions are labels of a fixed script's steps ("after free a"), asked in
+    # the published order; a variant changes only its ``shape`` (the script's numbers), and
+    # nothing is evaluated but the spec's oracle on that shape.
+    labels: bool = False
     blank: str = "None"   # what the answer stub holds for each expression, as code
     # How many answer vectors its variants can have besides variant 0's, where that is fewer
     # than a class may need (None: plenty); past them, variants repeat an answer vector.
@@ -170,10 +174,12 @@ class PredictSpec:
                                            for kind, makers in self.makers.items()})
 
     def draw(self, rng: random.Random) -> Params:
-        """One candidate (not yet checked): variant 0's kinds shuffled, each written afresh."""
+        """One candidate (not yet checked): variant 0's kinds shuffled, each written afresh (a
+        script's labels: in their order, on other numbers)."""
         shape = rng.choice(self.shapes)
         kinds = list(self.kinds0)
-        rng.shuffle(kinds)
+        if not self.labels:
+            rng.shuffle(kinds)
         expressions: list[str] = []
         for kind in kinds:
             for _ in range(50):  # the same expression twice would be one question asked twice
@@ -199,7 +205,11 @@ class PredictSpec:
             return f"its shape {shape!r} is not one of the spec's"
         if Counter(map(str, kinds)) != Counter(self.kinds0):
             return "its kinds are not the exercise's"
+        if self.labels and (exprs != self.variant0["expressions"] or kinds != list(self.kinds0)):
+            return "its steps are not the exercise's, in the exercise's order"
         for expr, kind in zip(exprs, kinds):
+            if self.labels:
+                break   # labels, never evaluated: the oracle runs the spec's own script
             why = self.unsafe(expr)
             if not why and form(expr) not in self.forms.get(kind, ()):
                 why = f"not an expression of the kind {str(kind)[:40]!r}"
@@ -235,7 +245,7 @@ class PredictSpec:
         """The candidate's answers when it keeps this spec's promises, else None."""
         if len(set(params["expressions"])) != len(params["expressions"]):
             return None
-        if any(self.unsafe(e) for e in params["expressions"]):
+        if not self.labels and any(self.unsafe(e) for e in params["expressions"]):
             raise VariantError(f"{self.exercise}: a maker wrote {params['expressions']}, which "
                                "uses more than the spec's names and methods: fix the maker")
         answers = self.oracle(params)
@@ -254,14 +264,14 @@ class PredictSpec:
         never an expression list. Raises :class:`VariantError` when not even that is found."""
         variants = list(start) or [self.variant0]
         taken = {tuple(self.oracle(v)) for v in variants}
-        written = {tuple(v["expressions"]) for v in variants}
+        written = {self._written(v) for v in variants}
         rng = random.Random(f"{self.exercise}|{seed}|{len(variants)}")
         misses = 0
         for _ in range(self.tries):
             if len(variants) >= size:
                 return variants
             candidate = self.draw(rng)
-            if tuple(candidate["expressions"]) in written:
+            if self._written(candidate) in written:
                 continue
             # Distinct answers until they run out (MISSES rejections in a row), then repeats.
             answers = self.accepts(candidate, taken if misses < MISSES else set())
@@ -271,10 +281,14 @@ class PredictSpec:
             misses = 0 if tuple(answers) not in taken else misses
             variants.append(candidate)
             taken.add(tuple(answers))
-            written.add(tuple(candidate["expressions"]))
+            written.add(self._written(candidate))
         raise VariantError(
             f"{self.exercise}: only {len(variants)} variants were found in {self.tries} draws, "
             f"{size} asked: add kinds of expression, or makers, to the spec")
+
+    def _written(self, params: Params) -> tuple[Any, ...]:
+        """What no two variants share: their expressions (a script's labels: its numbers)."""
+        return tuple(params["shape"]) if self.labels else tuple(params["expressions"])
 
     def copied_score(self, source: Params, target: Params) -> float:
         """The share of ``target``'s answers that ``source``'s answers, copied in order, get
