@@ -676,6 +676,12 @@ def test_a_manifest_that_freeze_would_never_write_is_refused(tmp_path):
              "variants for 3 students"),
             (lambda m: m["students"].pop(CLASS[2]), "variants for 2 students"),
             (lambda m: m["students"][CLASS[1]].update(first), "same variant of"),
+            # Sixth red team: variant 0 edited, then given to a listed student with no pick
+            # (graded as "variant 0" on other sizes); or every pick removed (everyone graded
+            # on the published exercise, silently).
+            (lambda m: [m["exercises"][SHARING.exercise]["variants"][0][k].reverse()
+                        for k in ("expressions", "kinds")], "not the published exercise"),
+            (lambda m: m["students"][CLASS[2]].clear(), "has no variant of"),
     ):
         edited = json.loads(json.dumps(good))
         change(edited)
@@ -691,6 +697,23 @@ def test_a_manifest_that_freeze_would_never_write_is_refused(tmp_path):
     path.write_text(json.dumps(duplicate))
     with pytest.raises(VariantError, match="the same variant twice"):
         load(path)
+
+
+def test_grading_says_when_a_manifest_lacks_an_exercise_with_variants(tmp_path):
+    """A manifest frozen before an exercise got variants (or with one removed) grades it as
+    published for everyone, and the run says so, naming it and what to do."""
+    from autograder.pipeline import grading
+    from autograder.pipeline.unit import Job
+
+    (tmp_path / "03-indexing-and-views.json").write_text(
+        json.dumps(freeze([SHARING], "03-indexing-and-views", CLASS[:2], SECRET)))
+    jobs = [Job(student=s, assignment="03-indexing-and-views", notebook="n", data=b"",
+                release="", solution="") for s in CLASS[:2]]
+    grading.notes_seen.clear()
+    grading._give_variants(jobs, tmp_path)
+    assert all(list(job.variants) == [SHARING.exercise] for job in jobs)
+    assert any("no variants of ex5-view-copy-error" in n and "freeze the variants again" in n
+               for n in grading.notes_seen), grading.notes_seen
 
 
 @pytest.mark.parametrize("spec", SPECS.values(), ids=list(SPECS))

@@ -91,7 +91,7 @@ def _give_variants(jobs: list[Job], folder: Path) -> None:
     A manifest that cannot be read stops the run (CourseError) before anything is graded. A
     student it does not list saw the published exercises (so does the notebook on a hub) and
     is graded on them, with a note naming them."""
-    from tensorcourse.variants import VariantError, load
+    from tensorcourse.variants import SPECS, VariantError, load
 
     manifests: dict[str, dict | None] = {}
     unlisted: dict[str, list[str]] = {}
@@ -112,6 +112,13 @@ def _give_variants(jobs: list[Job], folder: Path) -> None:
         if job.student not in manifest["students"]:
             unlisted.setdefault(job.assignment, []).append(job.student)
         job.variants = assigned(manifest, job.assignment, job.student)
+    for assignment, manifest in manifests.items():   # a spec the manifest predates, or lost
+        absent = [e.split("/", 1)[1] for e in SPECS if e.split("/", 1)[0] == assignment
+                  and manifest is not None and e not in manifest["exercises"]]
+        if absent:
+            notes_seen.append(f"{assignment}: its manifest has no variants of {', '.join(absent)}: "
+                              "everyone is graded on them as published; freeze the variants "
+                              "again (everyone keeps theirs) to add them.")
     for assignment, students in unlisted.items():
         notes_seen.append(f"{assignment}: graded on the published exercises, not on variants, "
                           f"for {len(students)} student(s) not in its manifest "

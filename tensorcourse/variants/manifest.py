@@ -64,7 +64,8 @@ def freeze(specs: Iterable[PredictSpec], assignment: str, students: Iterable[str
                                "each assignment's manifest with its own exercises")
         entry = exercises.setdefault(spec.exercise, {"variants": []})
         had = {s: v[spec.exercise] for s, v in given.items() if spec.exercise in v}
-        new = sorted((s for s in roster if s not in had),
+        everyone = dict.fromkeys([*given, *roster])   # an exercise added later: everyone gets one
+        new = sorted((s for s in everyone if s not in had),
                      key=lambda s: rank(secret, assignment, spec.exercise, s))
         used = set(had.values())
         size = 1 + len(used) + len(new)
@@ -103,6 +104,9 @@ def _spec_problem(data: dict[str, Any]) -> str:
         spec = SPECS.get(exercise)
         if spec is None:
             return f"no exercise {exercise!r} has variants in this version of the course"
+        if entry["variants"][0] != spec.variant0:   # what self-study and unlisted ids get
+            return (f"variant 0 of {exercise} is not the published exercise (the course changed "
+                    "it since this manifest was frozen, or the file was edited)")
         for number, params in enumerate(entry["variants"]):
             why = spec.problem(params) or (number and spec.far_problem(params))
             if why:
@@ -125,9 +129,8 @@ def _shape_problem(data: dict[str, Any]) -> str:
             return f"{exercise} has no list of variants"
         # freeze() draws one variant per student and variant 0: no more (every variant is
         # checked with torch before grading, so their number bounds the time that takes).
-        given = sum(exercise in picks for picks in students.values())
-        if len(variants) > 1 + given:
-            return f"{exercise} has {len(variants)} variants for {given} students"
+        if len(variants) > 1 + len(students):
+            return f"{exercise} has {len(variants)} variants for {len(students)} students"
         for number, params in enumerate(variants):
             if not is_params(params):
                 return (f"variant {number} of {exercise} is not a shape, a list of expressions "
@@ -141,6 +144,10 @@ def _shape_problem(data: dict[str, Any]) -> str:
                 return f"{student}'s variant of {exercise} ({index!r}) is not in the manifest"
             if index == 0:   # the published exercise, whose answers anyone can copy
                 return f"{student} is given variant 0 of {exercise}, which nobody on a roster gets"
+    for student, picks in students.items():   # freeze() gives every student one of each
+        missing = [e for e in exercises if e not in picks]
+        if missing:
+            return f"{student} has no variant of {missing[0]}"
     for exercise in exercises:   # one student's answers would be another's, copied whole
         picked = [picks[exercise] for picks in students.values() if exercise in picks]
         if len(set(picked)) != len(picked):

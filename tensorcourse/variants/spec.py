@@ -16,6 +16,10 @@ computed, never written down) gives it
   (classmates' answers differ pairwise; in a larger class, variants repeat an answer vector,
   never an expression list).
 
+A scripted exercise (:attr:`PredictSpec.labels`, notebook 06's allocator) asks about the steps
+of a fixed script instead: its keys are the steps' labels, in order, and a variant draws only
+the script's numbers (its ``shape``), with the spec's oracle running the script.
+
 Drawing is deterministic from a seed: a pool is reproducible, and frozen in a manifest
 (:mod:`tensorcourse.variants.manifest`) when an assignment is released, so that a later change
 to a spec never reshuffles what students already have.
