@@ -186,14 +186,18 @@ _PROMPTS = f"""() => [...document.querySelectorAll('{PANEL} .jp-CodeCell .jp-Inp
 
 
 def _wait_for_run(page, first_code_cell: int, timeout_ms: int = 120_000) -> None:
-    """Until the run that starts at code cell ``first_code_cell`` has finished (or stopped)."""
+    """Until the run that starts at code cell ``first_code_cell`` has finished (or stopped):
+    nothing queued or running, and that cell either ran or is back to ``[ ]:``. The kernel
+    aborts requests that reach it while it is still handling an earlier cell's error (seen in
+    CI on a loaded machine: the run queued, then every prompt went back to ``[ ]:``); the
+    caller then starts the run again."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
     try:
         page.wait_for_function(
             f"""(first) => {{
                 const prompts = ({_PROMPTS})();
-                return prompts.length > first && /^\\[\\d+\\]:$/.test(prompts[first])
+                return prompts.length > first && /^\\[(\\d+| )\\]:$/.test(prompts[first])
                     && !prompts.some(t => t === '[*]:');
             }}""", arg=first_code_cell, timeout=timeout_ms)
     except PlaywrightTimeout:
@@ -244,7 +248,8 @@ def _run_everything(page) -> int:
             return rounds
         assert rounds < 30, f"cells never ran: {todo}"
         # An error stops the queue (the kernel aborts what follows): select the first cell
-        # that did not run and carry on from there, as a learner would.
+        # that did not run and carry on from there, as a learner would (again, when the
+        # kernel aborted the run itself: _wait_for_run).
         _start(page, todo[0], "Run Selected Cell and All Below")
         _wait_for_run(page, todo[0])
         rounds += 1
