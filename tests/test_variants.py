@@ -136,6 +136,13 @@ def test_every_variant_keeps_the_specs_promises(spec, seed):
         assert sum(a != b for a, b in zip(answers, spec.answers0)) >= spec.min_from_0, params
 
 
+def _form_kinds(spec, params):
+    """The kind of each expression by its form (numbers written N): exactly one kind each."""
+    kinds = [[k for k, forms in spec.forms.items() if form(e) in forms] for e in params["expressions"]]
+    assert all(len(k) == 1 for k in kinds), kinds
+    return [k for (k,) in kinds]
+
+
 def _kinds(spec, params):
     """The kind of each expression: the one kind whose makers write it for this shape."""
     shape, rng = tuple(params["shape"]), random.Random(0)
@@ -174,9 +181,7 @@ def test_each_kind_gives_the_same_answer_in_every_variant(spec):
     rng = random.Random(1)
     for _ in range(150):
         candidate = spec.draw(rng)
-        kinds = [[k for k, forms in spec.forms.items() if form(e) in forms]
-                 for e in candidate["expressions"]]
-        assert [k for (k,) in kinds] == candidate["kinds"], kinds
+        assert _form_kinds(spec, candidate) == candidate["kinds"]
         assert spec.oracle(candidate) == [truth[k] for k in candidate["kinds"]], candidate
 
 
@@ -189,9 +194,7 @@ def test_each_kind_of_graph_question_asks_what_the_published_one_asks():
     rng = random.Random(4)
     for _ in range(150):
         candidate = GRAPH.draw(rng)
-        kinds = [[k for k, forms in GRAPH.forms.items() if form(e) in forms]
-                 for e in candidate["expressions"]]
-        assert [k for (k,) in kinds] == candidate["kinds"], kinds
+        assert _form_kinds(GRAPH, candidate) == candidate["kinds"]
         for kind, answer in zip(candidate["kinds"], GRAPH.oracle(candidate)):
             assert answer[2] in hint, (kind, answer)
             if kind in ("w and a number", "w and c"):
@@ -214,9 +217,7 @@ def test_each_kind_of_node_question_asks_what_the_published_one_asks():
     rng = random.Random(7)
     for _ in range(150):
         candidate = GRAD_FN.draw(rng)
-        kinds = [[k for k, forms in GRAD_FN.forms.items() if form(e) in forms]
-                 for e in candidate["expressions"]]
-        assert [k for (k,) in kinds] == candidate["kinds"], kinds
+        assert _form_kinds(GRAD_FN, candidate) == candidate["kinds"]
         for kind, answer in zip(candidate["kinds"], GRAD_FN.oracle(candidate)):
             assert answer in free[kind] if kind in free else answer == truth[kind], (kind, answer)
             assert answer not in believed.get(kind, ()), (kind, answer)
@@ -235,9 +236,8 @@ def test_each_kind_keeps_its_class_and_its_misconception_in_every_variant(spec, 
     rng = random.Random(seed)
     for _ in range(60):
         candidate = spec.draw(rng)
-        kinds = [[k for k, forms in spec.forms.items() if form(e) in forms]
-                 for e in candidate["expressions"]]   # (too many numbers to list every one)
-        assert [k for (k,) in kinds] == candidate["kinds"], kinds
+        # by form, not _kinds: too many numbers to list every expression
+        assert _form_kinds(spec, candidate) == candidate["kinds"]
         answers = spec.oracle(candidate)
         assert [spec.answer_class(a) for a in answers] == [truth[k] for k in candidate["kinds"]]
         for answer, beliefs in zip(answers, spec.beliefs(candidate)):
